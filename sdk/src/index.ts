@@ -1,0 +1,1 @@
+export { signWebhook, verifyWebhook, WebhookVerificationError, type PlainbaseEvent, type VerifyOptions, type WebhookErrorReason } from './verify-webhook.js';

@@ -1,0 +1,358 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every setting of the service, read once from the environment at start (DESIGN.md §7).
+ * Nothing below this module reads `process.env`: the parsed `Config` is passed down.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** A postgres:// URL, or a path to the SQLite file. */
+  database: { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string };
+  publicUrl: string;
+  env: 'production' | 'development';
+  api: boolean;
+  worker: boolean;
+  bodyLimitBytes: number;
+  /** Largest body of POST …/import, in bytes (streamed, so it may be far above bodyLimitBytes). */
+  importLimitBytes: number;
+  rateLimitPerKey: number;
+  rateLimitPerIp: number;
+  sessionTtlSeconds: number;
+  signInMaxFailures: number;
+  signInLockSeconds: number;
+  /** Added wait per failed sign-in in a row (slows guessing before the lock). */
+  signInSlowdownMs: number;
+  keyPepper: string | null;
+  owner: { email: string; password: string } | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Webhooks may target private and loopback addresses: for tests only, logged loudly at start. */
+  webhookAllowPrivate: boolean;
+  /** A PEM file of extra certificate authorities trusted for webhook HTTPS (besides the usual ones). */
+  webhookCaFile: string | null;
+}
+
+/** A bad setting: `message` is the one line printed before the process exits. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, detail: string) {
+    super(`${variable}: ${detail}`);
+  }
+}
+
+const onOff = (fallback: 'on' | 'off') =>
+  z.enum(['on', 'off'], { error: 'must be on or off' }).default(fallback).transform((value) => value === 'on');
+
+const flag = z
+  .enum(['1', '0', 'on', 'off', 'true', 'false'], { error: 'must be 1 or 0' })
+  .default('0')
+  .transform((value) => value === '1' || value === 'on' || value === 'true');
+
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const publicUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '' && url.username === '';
+  } catch {
+    return false;
+  }
+}, 'must be the http:// or https:// address people use to reach this service, such as https://data.example.com');
+
+/**
+ * One entry per variable (the name after `PLAINBASE_`): its parser, its default as written in the
+ * docs, and what it means. The README's table is checked against this list by test/config.test.ts.
+ * `secret` values are never echoed in an error line.
+ */
+export const VARIABLES = {
+  PORT: { parse: wholeNumber(1, 65535).default(8080), default: '8080', meaning: 'TCP port the HTTP server listens on.' },
+  HOST: {
+    parse: z.string().refine((value) => !value.includes('/') && !/\s/.test(value), 'must be a host name or an IP address, not a URL').default('127.0.0.1'),
+    default: '127.0.0.1',
+    meaning: 'Address to listen on. `0.0.0.0` (or `::`) listens on every interface, as a container needs.',
+  },
+  DATA_DIR: {
+    parse: z.string().default('./data'),
+    default: './data',
+    meaning: 'Folder of the SQLite database. Created at start if missing; must be writable.',
+  },
+  DATABASE_URL: {
+    parse: z.string().optional(),
+    default: '(SQLite in the data folder)',
+    meaning: '`postgres://user:password@host:5432/db` to use PostgreSQL, or `sqlite:/path/to/file.db` for SQLite elsewhere.',
+    secret: true,
+  },
+  PUBLIC_URL: {
+    parse: publicUrl.optional(),
+    default: 'http://HOST:PORT',
+    meaning: 'The address people and browsers use to reach the service; used in setup and invite links and as the only origin allowed for signed-in requests.',
+  },
+  ENV: {
+    parse: z.enum(['production', 'development'], { error: 'must be production or development' }).default('production'),
+    default: 'production',
+    meaning: '`development` drops the Secure flag from the session cookie so http://localhost works; keep `production` anywhere else.',
+  },
+  API: {
+    parse: onOff('on'),
+    default: 'on',
+    meaning: '`off`: this process does not serve HTTP (for a worker-only process).',
+  },
+  WORKER: {
+    parse: onOff('on'),
+    default: 'on',
+    meaning: 'Whether this process runs the webhook delivery worker. With several processes on one PostgreSQL, any number may run it.',
+  },
+  BODY_LIMIT: {
+    parse: wholeNumber(1024, 1024 ** 3).default(1024 * 1024),
+    default: '1048576',
+    meaning: 'Largest JSON request body, in bytes (also the largest record on import).',
+  },
+  IMPORT_LIMIT: {
+    parse: wholeNumber(1024, 1024 ** 4).default(1024 ** 3),
+    default: '1073741824',
+    meaning: 'Largest body of an import (`POST /v1/collections/{col}/import`), in bytes; imports are streamed.',
+  },
+  RATE_LIMIT_PER_KEY: {
+    parse: wholeNumber(0, 1_000_000).default(100),
+    default: '100',
+    meaning: 'Requests per second for each API key or signed-in person; `0` switches the limit off.',
+  },
+  RATE_LIMIT_PER_IP: {
+    parse: wholeNumber(0, 1_000_000).default(20),
+    default: '20',
+    meaning: 'Requests per second for each address making anonymous requests; `0` switches the limit off.',
+  },
+  SESSION_TTL_HOURS: {
+    parse: wholeNumber(1, 24 * 365).default(24 * 7),
+    default: '168',
+    meaning: 'How long a dashboard session lasts after sign-in, in hours.',
+  },
+  SIGN_IN_MAX_FAILURES: {
+    parse: wholeNumber(1, 1000).default(5),
+    default: '5',
+    meaning: 'Failed sign-ins in a row (per email) before that email is locked for a while.',
+  },
+  SIGN_IN_LOCK_SECONDS: {
+    parse: wholeNumber(1, 86_400).default(900),
+    default: '900',
+    meaning: 'How long the sign-in lock lasts, in seconds.',
+  },
+  SIGN_IN_SLOWDOWN_MS: {
+    parse: wholeNumber(0, 2000).default(250),
+    default: '250',
+    meaning: 'Extra wait per failed sign-in in a row, in milliseconds, to slow down guessing.',
+  },
+  KEY_PEPPER: {
+    parse: z.string().min(32, 'must be at least 32 characters').optional(),
+    default: '(none)',
+    meaning: 'Server secret mixed into API-key hashes (HMAC-SHA-256). Set it once and keep it: changing it invalidates every key.',
+    secret: true,
+  },
+  OWNER_EMAIL: {
+    parse: z.email('must be an email address').optional(),
+    default: '(none)',
+    meaning: 'With `PLAINBASE_OWNER_PASSWORD`: at start, if nobody exists yet, create this owner and a workspace "default".',
+  },
+  OWNER_PASSWORD: {
+    parse: z.string().min(10, 'must be at least 10 characters').optional(),
+    default: '(none)',
+    meaning: 'The first owner\'s password (at least 10 characters). Without both owner variables the server prints a one-time setup link.',
+    secret: true,
+  },
+  WEBHOOK_ALLOW_PRIVATE: {
+    parse: flag,
+    default: '0',
+    meaning: '`1` lets webhooks call private, loopback and link-local addresses. For tests only; logged as a warning at start.',
+  },
+  WEBHOOK_CA_FILE: {
+    parse: z.string().optional(),
+    default: '(none)',
+    meaning: 'Path to a PEM file of extra certificate authorities to trust for webhook HTTPS, for receivers behind a private CA.',
+  },
+  LOG_LEVEL: {
+    parse: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+    default: 'info',
+    meaning: 'Least severe level written to the JSON log on stdout.',
+  },
+} as const satisfies Record<string, { parse: z.ZodType; default: string; meaning: string; secret?: boolean }>;
+
+type Name = keyof typeof VARIABLES;
+type Values = { [K in Name]: z.output<(typeof VARIABLES)[K]['parse']> };
+
+/**
+ * Other PLAINBASE_* variables that are expected around the service but are not settings of it:
+ * the CLI's and the test suite's own.
+ */
+const NOT_SETTINGS = /^PLAINBASE_(NEW_OWNER_PASSWORD|TEST_\w+)$/;
+
+/** Parses the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const raw = {} as Record<string, unknown>;
+  for (const name of Object.keys(VARIABLES) as Name[]) {
+    const spec: { parse: z.ZodType; secret?: boolean } = VARIABLES[name];
+    const value = env[`PLAINBASE_${name}`];
+    const result = spec.parse.safeParse(value === '' ? undefined : value);
+    if (!result.success) {
+      const problem = result.error.issues[0]?.message ?? 'is not valid';
+      throw new ConfigError(`PLAINBASE_${name}`, spec.secret ? problem : `${problem} (got ${JSON.stringify(value)})`);
+    }
+    raw[name] = result.data;
+  }
+  const v = raw as Values;
+
+  if ((v.OWNER_EMAIL === undefined) !== (v.OWNER_PASSWORD === undefined)) {
+    const missing = v.OWNER_EMAIL === undefined ? 'PLAINBASE_OWNER_EMAIL' : 'PLAINBASE_OWNER_PASSWORD';
+    throw new ConfigError(missing, 'must be set together with the other owner variable');
+  }
+  if (!v.API && !v.WORKER) throw new ConfigError('PLAINBASE_API', 'and PLAINBASE_WORKER are both off, so this process would have nothing to do');
+
+  const dataDir = path.resolve(v.DATA_DIR);
+  return {
+    port: v.PORT,
+    host: v.HOST,
+    dataDir,
+    database: parseDatabase(v.DATABASE_URL, dataDir),
+    publicUrl: (v.PUBLIC_URL ?? `http://${v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST}:${v.PORT}`).replace(/\/+$/, ''),
+    env: v.ENV,
+    api: v.API,
+    worker: v.WORKER,
+    bodyLimitBytes: v.BODY_LIMIT,
+    importLimitBytes: v.IMPORT_LIMIT,
+    rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
+    rateLimitPerIp: v.RATE_LIMIT_PER_IP,
+    sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
+    signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
+    signInLockSeconds: v.SIGN_IN_LOCK_SECONDS,
+    signInSlowdownMs: v.SIGN_IN_SLOWDOWN_MS,
+    keyPepper: v.KEY_PEPPER ?? null,
+    owner: v.OWNER_EMAIL && v.OWNER_PASSWORD ? { email: v.OWNER_EMAIL, password: v.OWNER_PASSWORD } : null,
+    logLevel: v.LOG_LEVEL,
+    webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
+    webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
+  };
+}
+
+/** The CA file is read at every sender start; a wrong path should stop the start, not the first webhook. */
+function readCaFile(file: string): string {
+  const resolved = path.resolve(file);
+  let text: string;
+  try {
+    text = fs.readFileSync(resolved, 'utf8');
+  } catch (error) {
+    throw new ConfigError('PLAINBASE_WEBHOOK_CA_FILE', `cannot read ${resolved} (${describeFsError(error)})`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError('PLAINBASE_WEBHOOK_CA_FILE', `${resolved} holds no PEM certificate`);
+  return resolved;
+}
+
+/** PLAINBASE_* variables that are set but mean nothing here: most likely a typo worth a warning. */
+export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
+  const known = new Set(Object.keys(VARIABLES).map((name) => `PLAINBASE_${name}`));
+  return Object.keys(env).filter((name) => name.startsWith('PLAINBASE_') && !known.has(name) && !NOT_SETTINGS.test(name)).sort();
+}
+
+function parseDatabase(url: string | undefined, dataDir: string): Config['database'] {
+  if (url === undefined) return { engine: 'sqlite', file: path.join(dataDir, 'plainbase.db') };
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (file === '') throw new ConfigError('PLAINBASE_DATABASE_URL', 'names no file after sqlite: (use sqlite:/path/to/plainbase.db)');
+    return { engine: 'sqlite', file: file === ':memory:' ? file : path.resolve(file) };
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError('PLAINBASE_DATABASE_URL', `is not a valid URL (got ${redactDatabaseUrl(url)}); expected postgres://user:password@host:5432/database`);
+    }
+    return { engine: 'postgres', url };
+  }
+  const got = scheme ? `"${scheme}:"` : 'no scheme';
+  throw new ConfigError('PLAINBASE_DATABASE_URL', `must start with postgres:// or sqlite: (got ${got})`);
+}
+
+/** A database URL fit for logs and error lines: the password is hidden. */
+export function redactDatabaseUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@').replace(/([?&]password=)[^&]*/i, '$1***');
+}
+
+/**
+ * Makes sure the folder of the SQLite file exists and takes a file, naming the variable to fix
+ * when it does not. Runs at start, before the database opens. (PostgreSQL needs no folder: a
+ * deployment on it may run with a read-only disk.)
+ */
+export function prepareDirectories(config: Config): void {
+  if (config.database.engine !== 'sqlite' || config.database.file === ':memory:') return;
+  const folder = path.dirname(config.database.file);
+  // The default file lives in the data folder; any other folder came from PLAINBASE_DATABASE_URL.
+  ensureWritableDir(folder, isInside(folder, config.dataDir) ? 'PLAINBASE_DATA_DIR' : 'PLAINBASE_DATABASE_URL');
+}
+
+function isInside(folder: string, parent: string): boolean {
+  const relative = path.relative(parent, folder);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/**
+ * Creates `dir` level by level and proves a file can be written in it. Level by level, because
+ * `fs.mkdirSync(dir, { recursive: true })` spins forever under /proc on Node 20.
+ */
+export function ensureWritableDir(dir: string, variable: string): void {
+  const missing: string[] = [];
+  let existing = path.resolve(dir);
+  for (;;) {
+    const stat = statOrNull(existing);
+    if (stat) {
+      if (!stat.isDirectory()) {
+        throw new ConfigError(variable, existing === path.resolve(dir) ? `${dir} is a file, not a folder` : `cannot create ${dir}: ${existing} is a file, not a folder`);
+      }
+      break;
+    }
+    missing.unshift(existing);
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    existing = parent;
+  }
+  try {
+    for (const level of missing) fs.mkdirSync(level);
+  } catch (error) {
+    throw new ConfigError(variable, `cannot create the folder ${dir} (${describeFsError(error)})`);
+  }
+  const probe = path.join(dir, `.plainbase-write-check-${process.pid}`);
+  try {
+    fs.writeFileSync(probe, '');
+    fs.unlinkSync(probe);
+  } catch (error) {
+    throw new ConfigError(variable, `cannot write in the folder ${dir} (${describeFsError(error)})`);
+  }
+}
+
+function statOrNull(file: string): fs.Stats | null {
+  try {
+    return fs.statSync(file);
+  } catch {
+    return null;
+  }
+}
+
+function describeFsError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const reasons: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOENT: 'the parent folder does not accept new folders',
+    ENOSPC: 'no space left on the device',
+    ENOTDIR: 'a part of the path is a file',
+  };
+  return (code && reasons[code]) ?? (error as Error).message;
+}

@@ -1,0 +1,137 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../config.js';
+import { ConfigError, redactDatabaseUrl } from '../config.js';
+import { dialectFor, type Dialect } from './dialect.js';
+import type { Db, Executor } from './schema.js';
+
+export interface Storage {
+  db: Db;
+  dialect: Dialect;
+  /** A read-only view of the database as it is now, kept until closed (see Snapshot). */
+  openSnapshot(): Promise<Snapshot>;
+  close(): Promise<void>;
+}
+
+/**
+ * A consistent, read-only view for long reads (exports): every query through `db` sees the
+ * database as it was when the snapshot opened, whatever commits meanwhile. Close it when done;
+ * closing twice is harmless.
+ */
+export interface Snapshot {
+  db: Executor;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL only: the schema to work in (tests give each run its own). */
+  schema?: string;
+  poolSize?: number;
+}
+
+/**
+ * Opens the configured database and proves it answers. Failures become a ConfigError naming the
+ * variable to fix, because at start that is what the person needs to know.
+ */
+export async function connectStorage(database: Config['database'], options: ConnectOptions = {}): Promise<Storage> {
+  const storage = database.engine === 'sqlite' ? openSqlite(database.file) : openPostgres(database.url, options);
+  try {
+    await storage.dialect.ping.execute(storage.db);
+  } catch (error) {
+    await storage.close().catch(() => undefined);
+    const where = database.engine === 'sqlite' ? database.file : redactDatabaseUrl(database.url);
+    const variable = database.engine === 'sqlite' ? 'PLAINBASE_DATA_DIR' : 'PLAINBASE_DATABASE_URL';
+    throw new ConfigError(variable, `cannot use the database at ${where}: ${(error as Error).message}`);
+  }
+  return storage;
+}
+
+function openSqlite(file: string): Storage {
+  let connection: SqliteDatabase.Database;
+  try {
+    if (file !== ':memory:') {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.accessSync(path.dirname(file), fs.constants.W_OK);
+    }
+    connection = new SqliteDatabase(file);
+  } catch (error) {
+    throw new ConfigError('PLAINBASE_DATA_DIR', `cannot write the database file ${file}: ${(error as Error).message}`);
+  }
+  // WAL lets readers proceed during a write. synchronous=NORMAL in WAL mode keeps every committed
+  // transaction through a crash or kill of the process; only a power cut can lose the last few
+  // (docs/durability.md).
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('foreign_keys = ON');
+  connection.pragma('busy_timeout = 5000');
+  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: connection }) });
+  return { db, dialect: dialectFor('sqlite'), openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
+}
+
+/**
+ * SQLite's Kysely driver has one connection, and holding it for a long read would stall every
+ * other request; so a snapshot opens its own read-only connection to the same file, where WAL
+ * gives its transaction a stable view while the main connection keeps writing.
+ */
+async function openSqliteSnapshot(file: string): Promise<Snapshot> {
+  if (file === ':memory:') throw new Error('a snapshot needs a database file; an in-memory SQLite cannot be opened twice');
+  const connection = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
+  connection.pragma('busy_timeout = 5000');
+  const reader: Db = new Kysely({ dialect: new SqliteDialect({ database: connection }) });
+  try {
+    const trx = await reader.startTransaction().execute();
+    // A deferred BEGIN takes its view at the first read, so read now: the view is of this moment.
+    await sql`select count(*) from sqlite_master`.execute(trx);
+    return { db: trx, close: closeOnce(() => trx.rollback().execute(), () => reader.destroy()) };
+  } catch (error) {
+    await reader.destroy();
+    throw error;
+  }
+}
+
+function openPostgres(url: string, options: ConnectOptions): Storage {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5000,
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    // Counts come back as int8; they always fit a JS number here.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: dialectFor('postgres'), openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
+}
+
+/** A repeatable-read, read-only transaction on a pooled connection, held until closed. */
+async function openPostgresSnapshot(db: Db): Promise<Snapshot> {
+  const trx = await db.startTransaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute();
+  try {
+    // PostgreSQL takes the snapshot at the first statement after BEGIN, not at BEGIN itself.
+    await sql`select 1`.execute(trx);
+  } catch (error) {
+    await trx.rollback().execute().catch(() => undefined);
+    throw error;
+  }
+  // Rollback, not commit: there is nothing to keep, and Kysely releases the connection even when a
+  // rollback fails (a failed commit would keep it out of the pool).
+  return { db: trx, close: closeOnce(() => trx.rollback().execute()) };
+}
+
+/** Runs the steps once, in order, whatever fails: a broken read connection must still be released. */
+function closeOnce(...steps: (() => Promise<unknown>)[]): () => Promise<void> {
+  let closing: Promise<void> | null = null;
+  return () => {
+    closing ??= (async () => {
+      for (const step of steps) await step().catch(() => undefined);
+    })();
+    return closing;
+  };
+}

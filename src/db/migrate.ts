@@ -1,0 +1,48 @@
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { engineOf } from './dialect.js';
+import type { Db } from './schema.js';
+import * as foundation from './migrations/0001-foundation.js';
+import * as data from './migrations/0002-data.js';
+import * as keys from './migrations/0003-keys.js';
+import * as webhooks from './migrations/0004-webhooks.js';
+
+/**
+ * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
+ * bundler cannot lose one. Kysely takes a lock (an advisory lock on PostgreSQL), so two processes
+ * starting at once run each migration once.
+ */
+const migrations: Record<string, Migration> = {
+  '0001-foundation': foundation,
+  '0002-data': data,
+  '0003-keys': keys,
+  '0004-webhooks': webhooks,
+};
+
+async function currentSchema(db: Db): Promise<string | undefined> {
+  if (engineOf(db) !== 'postgres') return undefined;
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema;
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: 'plainbase_migrations',
+    migrationLockTableName: 'plainbase_migrations_lock',
+    // Kysely looks for its tables in every schema unless told which: another Plainbase (or a test)
+    // in a sibling schema of the same database must not count as ours.
+    migrationTableSchema: await currentSchema(db),
+  });
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+    // Kysely lists the tables of every schema in the database; a schema dropped by someone else at
+    // that moment fails the listing (3F000) though nothing of ours is wrong. Look again.
+    if (attempt < 3 && (error as { code?: string }).code === '3F000') continue;
+    const failed = results?.find((result) => result.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,256 @@
+import type { Kysely, Transaction } from 'kysely';
+
+/**
+ * Table shapes as Kysely sees them. Times are ISO 8601 text in UTC with milliseconds on both
+ * engines, so they compare and sort the same everywhere; booleans are 0/1 integers.
+ */
+export interface PeopleTable {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface MembershipsTable {
+  workspace_id: string;
+  person_id: string;
+  role: string;
+  joined_at: string;
+}
+
+export interface SessionsTable {
+  token_hash: string;
+  person_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface InvitesTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: string;
+  token_hash: string;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_by: string | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  workspace_id: string | null;
+  at: string;
+  actor_type: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  details: string;
+}
+
+export interface SignInThrottleTable {
+  subject: string;
+  failures: number;
+  window_started_at: string;
+  locked_until: string | null;
+}
+
+export interface SetupTokensTable {
+  token_hash: string;
+  created_at: string;
+}
+
+export interface CollectionsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  public: number;
+  /** JSON text. */
+  settings: string;
+  active_schema_version: number | null;
+  created_at: string;
+  updated_at: string;
+  trashed_at: string | null;
+}
+
+export interface RecordsTable {
+  id: string;
+  workspace_id: string;
+  collection_id: string;
+  /** jsonb on PostgreSQL (read back as an object), JSON text on SQLite: see Dialect.readJson. */
+  data: unknown;
+  schema_version: number | null;
+  /** Goes up by one on every change; the ETag. */
+  revision: number;
+  created_at: string;
+  updated_at: string;
+  trashed_at: string | null;
+}
+
+export interface SchemaVersionsTable {
+  id: string;
+  workspace_id: string;
+  collection_id: string;
+  version: number;
+  state: string;
+  /** JSON text of the JSON Schema. */
+  schema: string;
+  created_at: string;
+}
+
+export interface RecordIndexesTable {
+  collection_id: string;
+  workspace_id: string;
+  name: string;
+  /** JSON text: the indexed fields, like ["data.email"]. */
+  fields: string;
+  unique: number;
+  /** The name of the database index behind it. */
+  sql_name: string;
+  created_at: string;
+}
+
+export interface EventsTable {
+  id: string;
+  workspace_id: string;
+  collection_id: string;
+  type: string;
+  /** The event message exactly as delivered (SPEC.md §2.4), JSON text. */
+  message: string;
+  created_at: string;
+  /** Set once the worker has created this event's deliveries. */
+  fanned_out_at: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  workspace_id: string;
+  caller_id: string;
+  key: string;
+  request_hash: string;
+  status: number;
+  body: string;
+  created_at: string;
+}
+
+export interface ServiceAccountsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  role: string;
+  created_by: string;
+  created_at: string;
+  deleted_at: string | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  mode: string;
+  /** A masked form of the token for lists, like `pb_live_01jd…a1b2`. */
+  preview: string;
+  /** JSON text: the granted scopes. */
+  scopes: string;
+  /** JSON text: the collection ids the key is restricted to, or null for all. */
+  collections: string | null;
+  expires_at: string | null;
+  service_account_id: string | null;
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  last_used_ip: string | null;
+}
+
+export interface ApiKeySecretsTable {
+  key_id: string;
+  secret_hash: string;
+  created_at: string;
+  /** Null for the current secret; the end of the grace period for a rotated-out one. */
+  expires_at: string | null;
+}
+
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  /** JSON text: event names, or ["*"] for all events, including ones added later. */
+  events: string;
+  /** JSON text: watched collection ids, or null for all. */
+  collections: string | null;
+  /** The signing secret. HMAC needs it in the clear; it is never shown after creation. */
+  secret: string;
+  enabled: number;
+  disabled_reason: string | null;
+  dead_streak: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveriesTable {
+  id: string;
+  workspace_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  state: string;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  /** A worker's claim: nobody else attempts this delivery before then. */
+  locked_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  workspace_id: string;
+  at: string;
+  status: number | null;
+  duration_ms: number;
+  /** JSON text. */
+  response_headers: string;
+  response_body: string;
+  error: string | null;
+}
+
+export interface Database {
+  webhooks: WebhooksTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  service_accounts: ServiceAccountsTable;
+  api_keys: ApiKeysTable;
+  api_key_secrets: ApiKeySecretsTable;
+  collections: CollectionsTable;
+  records: RecordsTable;
+  schema_versions: SchemaVersionsTable;
+  record_indexes: RecordIndexesTable;
+  events: EventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  people: PeopleTable;
+  workspaces: WorkspacesTable;
+  memberships: MembershipsTable;
+  sessions: SessionsTable;
+  invites: InvitesTable;
+  audit_log: AuditLogTable;
+  sign_in_throttle: SignInThrottleTable;
+  setup_tokens: SetupTokensTable;
+}
+
+export type Db = Kysely<Database>;
+/** Either the database or an open transaction: repositories accept both. */
+export type Executor = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,126 @@
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import { ATTEMPT_TIMEOUT_MS } from './schedule.js';
+import { signPayload } from './sign.js';
+import { BlockedUrl, checkUrlShape, resolveCheckedAddresses, type GuardOptions } from './url-guard.js';
+
+export const RESPONSE_BODY_LIMIT = 16 * 1024;
+
+export interface Outgoing {
+  url: string;
+  secret: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  /** The exact bytes sent and signed. */
+  body: string;
+  /** Unix seconds; a fresh one for every attempt. */
+  timestamp: number;
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  status: number | null;
+  durationMs: number;
+  responseHeaders: Record<string, string>;
+  responseBody: string;
+  error: string | null;
+}
+
+/** What a blocked destination reports: one reason, whatever the rule, so it is no port-scan oracle. */
+export const BLOCKED_DESTINATION = 'destination not allowed';
+
+/**
+ * Sends webhook calls. The guard runs before every call, and the socket connects only to an
+ * address the guard checked (its `lookup` hands undici the checked address), so a name that
+ * changes to a private address between check and connect (DNS rebinding) cannot slip through.
+ * Redirects are never followed: a 3xx is a failed attempt.
+ */
+export class WebhookSender {
+  private readonly agent: Agent;
+
+  constructor(private readonly guard: GuardOptions, options: { ca?: string[] } = {}) {
+    this.agent = new Agent({
+      connect: {
+        ...(options.ca ? { ca: options.ca } : {}),
+        lookup: (hostname, _options, callback) => {
+          const url = new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`);
+          resolveCheckedAddresses(url, this.guard).then(
+            (addresses) => callback(null, addresses[0]!.address, addresses[0]!.family),
+            (error: Error) => callback(error, '', 4),
+          );
+        },
+      },
+      headersTimeout: ATTEMPT_TIMEOUT_MS,
+      bodyTimeout: ATTEMPT_TIMEOUT_MS,
+    });
+  }
+
+  async send(outgoing: Outgoing): Promise<AttemptResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const failed = (error: string, status: number | null = null): AttemptResult => ({
+      ok: false, status, durationMs: elapsed(), responseHeaders: {}, responseBody: '', error,
+    });
+    try {
+      const url = checkUrlShape(outgoing.url, this.guard);
+      // Literal addresses never reach `lookup`: check them here, before any socket opens.
+      await resolveCheckedAddresses(url, this.guard);
+    } catch (error) {
+      if (error instanceof BlockedUrl) return failed(BLOCKED_DESTINATION);
+      throw error;
+    }
+    const timestamp = String(outgoing.timestamp);
+    try {
+      const response = await request(outgoing.url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Plainbase-Webhooks/1',
+          'x-baas-event': outgoing.eventType,
+          'x-baas-delivery': outgoing.eventId,
+          'x-baas-timestamp': timestamp,
+          'x-baas-signature': signPayload(outgoing.secret, timestamp, outgoing.body),
+          'x-baas-webhook-id': outgoing.webhookId,
+        },
+        body: outgoing.body,
+        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      });
+      const responseBody = await readLimited(response.body, RESPONSE_BODY_LIMIT);
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : String(value ?? '');
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
+      return { ok, status: response.statusCode, durationMs: elapsed(), responseHeaders: headers, responseBody, error: ok ? null : `HTTP ${response.statusCode}` };
+    } catch (error) {
+      const cause = (error as { cause?: unknown }).cause;
+      if (cause instanceof BlockedUrl || error instanceof BlockedUrl) return failed(BLOCKED_DESTINATION);
+      const name = (error as Error).name;
+      if (name === 'TimeoutError' || name === 'AbortError' || (error as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') {
+        return failed(`no response within ${ATTEMPT_TIMEOUT_MS / 1000} s`);
+      }
+      return failed(describeNetworkError(error));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** Reads at most `limit` bytes of the body and discards the rest. */
+async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+    size += chunk.length;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function describeNetworkError(error: unknown): string {
+  const code = (error as { code?: string }).code ?? ((error as { cause?: { code?: string } }).cause?.code);
+  const message = error instanceof Error ? error.message : String(error);
+  return code ? `${code}: ${message}` : message;
+}

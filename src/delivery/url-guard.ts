@@ -1,0 +1,99 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Where webhooks may call (SPEC.md §6.5, DESIGN.md §6): checked when a URL is saved and again at
+ * every attempt, on every address the name resolves to. Only globally routable unicast
+ * addresses pass; every special range (loopback, private, link-local, unique-local, CGNAT,
+ * unspecified, broadcast, multicast, reserved, and IPv4 embedded in IPv6 by mapping, NAT64,
+ * 6to4 or Teredo) is refused.
+ */
+export type BlockReason = 'malformed' | 'scheme' | 'credentials' | 'internal-hostname' | 'private-address' | 'unresolvable';
+
+export class BlockedUrl extends Error {
+  constructor(readonly reason: BlockReason, message: string) {
+    super(message);
+  }
+}
+
+export interface GuardOptions {
+  /** Development mode allows http:// (DESIGN.md §6). */
+  allowHttp: boolean;
+  /** PLAINBASE_WEBHOOK_ALLOW_PRIVATE=1, for tests: private targets pass. */
+  allowPrivate: boolean;
+  /** Resolves a name to all its addresses; tests inject one. */
+  resolve?: (hostname: string) => Promise<string[]>;
+}
+
+export interface CheckedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+// Names that only mean something inside a network. Single-label names (no dot) are internal too.
+const INTERNAL_SUFFIXES = ['localhost', 'local', 'internal', 'localdomain', 'lan', 'intranet', 'corp', 'home', 'home.arpa'];
+
+const resolveWithDns = async (hostname: string) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+
+/** The checks that need no network: scheme, credentials, names, and address literals. */
+export function checkUrlShape(raw: string, options: GuardOptions): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BlockedUrl('malformed', 'The URL is not a valid absolute URL.');
+  }
+  if (url.protocol !== 'https:' && !(options.allowHttp && url.protocol === 'http:')) {
+    throw new BlockedUrl('scheme', options.allowHttp ? 'The URL must use https or http.' : 'The URL must use https.');
+  }
+  if (url.username || url.password) throw new BlockedUrl('credentials', 'The URL must not contain credentials.');
+  const host = hostOf(url);
+  if (ipaddr.isValid(host)) {
+    if (!options.allowPrivate && !isPublicAddress(host)) throw new BlockedUrl('private-address', 'The URL points to a private or reserved address.');
+    return url;
+  }
+  const name = host.toLowerCase().replace(/\.$/, '');
+  const internal = !name.includes('.') || INTERNAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+  if (internal && !options.allowPrivate) throw new BlockedUrl('internal-hostname', 'The URL names localhost or an internal host.');
+  return url;
+}
+
+/** Every address the URL's host resolves to, each checked; the caller connects only to these. */
+export async function resolveCheckedAddresses(url: URL, options: GuardOptions): Promise<CheckedAddress[]> {
+  const host = hostOf(url);
+  let addresses: string[];
+  if (ipaddr.isValid(host)) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = await (options.resolve ?? resolveWithDns)(host);
+    } catch {
+      throw new BlockedUrl('unresolvable', 'The URL\'s host name does not resolve.');
+    }
+    if (addresses.length === 0) throw new BlockedUrl('unresolvable', 'The URL\'s host name does not resolve.');
+  }
+  // One private answer among public ones is enough to refuse: the resolver may pick it next time.
+  if (!options.allowPrivate && addresses.some((address) => !isPublicAddress(address))) {
+    throw new BlockedUrl('private-address', 'The URL resolves to a private or reserved address.');
+  }
+  return addresses.map((address) => ({ address, family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4 }));
+}
+
+/** Both stages, as done when a webhook is saved and before every attempt. */
+export async function checkWebhookUrl(raw: string, options: GuardOptions): Promise<{ url: URL; addresses: CheckedAddress[] }> {
+  const url = checkUrlShape(raw, options);
+  return { url, addresses: await resolveCheckedAddresses(url, options) };
+}
+
+export function isPublicAddress(address: string): boolean {
+  try {
+    return ipaddr.parse(address).range() === 'unicast';
+  } catch {
+    return false;
+  }
+}
+
+/** The URL's host without IPv6 brackets. The WHATWG parser has already normalised IPv4 forms (0x7f.1, 2130706433, 0177.0.0.1). */
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}

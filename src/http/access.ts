@@ -1,0 +1,29 @@
+import type { Ability } from '../abilities.js';
+
+/**
+ * What a route needs from its caller; every route declares one (`config.access`), and the app
+ * refuses to start with a route that does not.
+ * - open: no credential (health, sign-in, accepting an invite).
+ * - person: a signed-in person, no workspace (their session, their workspaces).
+ * - member: any caller of a workspace (a person or a key), whatever its abilities (GET /v1/me).
+ * - workspace: a caller in the workspace holding `ability`; `publicRead` routes also answer
+ *   anonymous callers when the collection is public.
+ */
+export type Access =
+  | { kind: 'open' }
+  | { kind: 'person' }
+  | { kind: 'member' }
+  | { kind: 'workspace'; ability: Ability; publicRead?: boolean };
+
+export const OPEN: Access = { kind: 'open' };
+export const PERSON: Access = { kind: 'person' };
+export const MEMBER: Access = { kind: 'member' };
+export const needs = (ability: Ability, options: { publicRead?: boolean } = {}): Access => ({ kind: 'workspace', ability, ...options });
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A stable name for logs, metrics and the OpenAPI operationId, like `members.update`. */
+    operation?: string;
+    access?: Access;
+  }
+}

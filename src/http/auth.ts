@@ -1,0 +1,167 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isPersonOnly, roleAllows, type Ability, type Role, type Scope } from '../abilities.js';
+import type { Deps } from '../deps.js';
+import { AppError, forbidden, invalidRequest } from '../errors.js';
+import type { Actor } from '../modules/audit/audit.js';
+import type { Person } from '../modules/people/people.js';
+import { findSession, SESSION_COOKIE } from '../modules/sessions/sessions.js';
+import { findRole } from '../modules/workspaces/workspaces.js';
+import { authenticateKey, type KeyCaller } from '../modules/keys/authenticate-key.js';
+import { keyNotValid } from '../modules/keys/keys.js';
+import { hasPrefix } from '../ids.js';
+import type { Access } from './access.js';
+
+export const WORKSPACE_HEADER = 'x-baas-workspace';
+
+/** Who is calling, settled before the handler runs. */
+export interface AuthContext {
+  person: Person | null;
+  workspaceId: string | null;
+  role: Role | null;
+  actor: Actor;
+  /** Set when an API key is calling. */
+  key: KeyCaller | null;
+}
+
+const ANONYMOUS: AuthContext = { person: null, workspaceId: null, role: null, actor: { type: 'system', id: null, name: 'anonymous' }, key: null };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext;
+  }
+}
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The one place that decides whether a caller may use a route (STYLE.md habit 5): it reads the
+ * route's declared access, identifies the caller and checks the ability against the caller's
+ * role as it is now in the database.
+ */
+export async function authenticate(deps: Deps, request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  const access: Access | undefined = request.routeOptions.config.access;
+  request.auth = ANONYMOUS;
+  if (!access) return; // the not-found handler
+  const authorization = request.headers.authorization;
+  // A key is no ambient credential (a browser never adds it by itself), so only cookies need the origin check.
+  if (authorization === undefined) checkOrigin(deps, request);
+  if (access.kind === 'open') return;
+  if (authorization !== undefined) return authenticateWithKey(deps, request, access, authorization);
+
+  const token = request.cookies[SESSION_COOKIE];
+  // Public collections answer reads with no credential; readScope decides which collections.
+  if (!token && access.kind === 'workspace' && access.publicRead) return;
+  if (!token) throw new AppError('UNAUTHENTICATED', 'Sign in, or send an API key as "Authorization: Bearer <key>".');
+  const session = await findSession(deps, token);
+  if (!session) throw new AppError('UNAUTHENTICATED', 'Your session has ended; sign in again.');
+  checkCsrf(request);
+
+  const actor: Actor = { type: 'person', id: session.person.id, name: session.person.name };
+  if (access.kind === 'person') {
+    request.auth = { person: session.person, workspaceId: null, role: null, actor, key: null };
+    return;
+  }
+
+  const workspaceId = request.headers[WORKSPACE_HEADER];
+  if (typeof workspaceId !== 'string' || workspaceId === '') {
+    // details.field names it the way schema validation names fields (body.email, querystring.limit).
+    throw invalidRequest(`Name the workspace in the ${WORKSPACE_HEADER} header.`, { field: `headers.${WORKSPACE_HEADER}`, header: WORKSPACE_HEADER });
+  }
+  const role = await findRole(deps.db, workspaceId, session.person.id);
+  if (!role) throw new AppError('NOT_FOUND', 'No such workspace, or you are not a member of it.');
+  request.auth = { person: session.person, workspaceId, role, actor, key: null };
+  if (access.kind === 'workspace') requireAbility(request, access.ability);
+}
+
+/**
+ * A program's request: the key must be valid now; then the kind of caller (SPEC.md §5.4 rule 2:
+ * some things only a person may do) before any scope; then its scopes and collection restriction.
+ */
+async function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access, authorization: string): Promise<void> {
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  if (!token) throw keyNotValid();
+  const caller = await authenticateKey(deps, token, request.ip ?? null);
+  if (access.kind === 'person' || (access.kind === 'workspace' && isPersonOnly(access.ability))) {
+    throw new AppError('PERSON_REQUIRED', 'Only a signed-in person can do this; API keys never can.');
+  }
+  request.auth = { person: null, workspaceId: caller.workspaceId, role: caller.role, actor: caller.actor, key: caller };
+  if (access.kind === 'workspace') requireAbility(request, access.ability);
+  await checkCollectionRestriction(deps, request, caller);
+}
+
+const COLLECTION_SCOPE_PREFIXES = ['records:', 'schemas:', 'files:'];
+
+/** SPEC.md §5.4 rule 1: any record, schema or file scope also reads the collection's basic details. */
+function keyAllows(key: KeyCaller, scope: Scope): boolean {
+  if (key.effective.has(scope)) return true;
+  return scope === 'collections:read' && [...key.effective].some((held) => COLLECTION_SCOPE_PREFIXES.some((prefix) => held.startsWith(prefix)));
+}
+
+/**
+ * Checks one ability for the caller: the declared one, or one more for a route whose needs
+ * depend on the request (DELETE with ?permanent=true needs records:purge).
+ */
+export function requireAbility(request: FastifyRequest, ability: Ability): void {
+  const { role, key } = request.auth;
+  if (key) {
+    if (isPersonOnly(ability)) throw new AppError('PERSON_REQUIRED', 'Only a signed-in person can do this; API keys never can.');
+    if (!keyAllows(key, ability)) {
+      const suppressed = key.suppressed.find((entry) => entry.scope === ability);
+      throw new AppError('MISSING_SCOPE', `This key lacks the scope ${ability}.`, { requiredScope: ability, ...(suppressed ? { reason: suppressed.reason } : {}) });
+    }
+    return;
+  }
+  if (!role || !roleAllows(role, ability)) throw forbidden(`Your role (${role ?? 'none'}) does not allow this (${ability}).`);
+}
+
+/** A key restricted to collections touches only those, and never creates one (DESIGN.md §3). */
+async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, key: KeyCaller): Promise<void> {
+  if (!key.collections) return;
+  if (request.method === 'POST' && request.routeOptions.url === '/v1/collections') {
+    throw new AppError('COLLECTION_NOT_ALLOWED', 'A key restricted to collections cannot create collections.');
+  }
+  const ref = (request.params as { col?: string } | undefined)?.col;
+  if (!ref) return;
+  const row = await deps.db
+    .selectFrom('collections')
+    .select('id')
+    .where('workspace_id', '=', key.workspaceId)
+    .where(hasPrefix(ref, 'col') ? 'id' : 'name', '=', ref)
+    .executeTakeFirst();
+  // An unknown collection is left to the route, which answers 404 as for anyone.
+  if (row && !key.collections.includes(row.id)) {
+    throw new AppError('COLLECTION_NOT_ALLOWED', 'This key is restricted to other collections.', { collectionId: row.id });
+  }
+}
+
+/** A browser request from another site is refused, whatever it carries. */
+function checkOrigin(deps: Deps, request: FastifyRequest): void {
+  const origin = request.headers.origin;
+  if (!UNSAFE_METHODS.has(request.method) || origin === undefined) return;
+  if (origin !== new URL(deps.config.publicUrl).origin) throw forbidden('This request came from another site.');
+}
+
+/**
+ * Cookies ride along on cross-site form posts; such posts can send neither a JSON content type
+ * nor a custom header, so requiring one of them stops them (DESIGN.md §3).
+ */
+function checkCsrf(request: FastifyRequest): void {
+  if (!UNSAFE_METHODS.has(request.method)) return;
+  const json = /^application\/([\w.+-]+\+)?json\b/i.test(request.headers['content-type'] ?? '');
+  if (!json && request.headers[WORKSPACE_HEADER] === undefined) {
+    throw forbidden(`A signed-in request that changes something must send JSON or the ${WORKSPACE_HEADER} header.`);
+  }
+}
+
+/** The workspace context of a workspace route; the access check guarantees it is there. */
+export function inWorkspace(request: FastifyRequest): { workspaceId: string; actor: Actor; person: Person | null; role: Role } {
+  const { workspaceId, actor, person, role } = request.auth;
+  if (!workspaceId || !role) throw new Error(`route ${request.routeOptions.url} used inWorkspace without workspace access`);
+  return { workspaceId, actor, person, role };
+}
+
+/** The signed-in person of a person route. */
+export function signedInPerson(request: FastifyRequest): Person {
+  if (!request.auth.person) throw new Error(`route ${request.routeOptions.url} used signedInPerson without person access`);
+  return request.auth.person;
+}

@@ -1,0 +1,106 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Dialect } from '../db/dialect.js';
+import { AppError } from '../errors.js';
+
+interface ValidationIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Turns anything thrown into an AppError: the one translation from library and driver errors. */
+export function toAppError(error: unknown, dialect: Dialect): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this route accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `This route does not accept the content type ${JSON.stringify(fastifyError.message.split(': ').pop())}.`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('INVALID_REQUEST', 'The body is empty but the content type says JSON; send a JSON value.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('INVALID_REQUEST', `The body is not valid JSON: ${fastifyError.message}`);
+  }
+  if (dialect.isUniqueViolation(error)) return new AppError('CONFLICT', 'That already exists.');
+  if (dialect.isUnavailable(error)) return new AppError('UNAVAILABLE', 'The database cannot be reached right now; try again shortly.');
+  // Other client errors raised by Fastify itself (bad JSON, bad content length, …).
+  const status = fastifyError.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+    if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'This content type is not accepted here.');
+    return new AppError('INVALID_REQUEST', fastifyError.message);
+  }
+  return new AppError('INTERNAL', 'Something went wrong on our side; the request id helps us find it.');
+}
+
+/** Names each field that failed, like `body.email` or `querystring.limit`. */
+function validationError(issues: ValidationIssue[], context: string): AppError {
+  const errors = issues.map((issue) => {
+    const segments = issue.instancePath.split('/').filter(Boolean);
+    const extra = issue.params.missingProperty ?? issue.params.additionalProperty;
+    if (typeof extra === 'string') segments.push(extra);
+    const field = [context, ...segments].join('.');
+    const message =
+      issue.keyword === 'additionalProperties' ? 'is not a known field' :
+      issue.keyword === 'required' ? 'is required' :
+      issue.message ?? 'is not valid';
+    return { field, message };
+  });
+  const first = errors[0]!;
+  return new AppError('INVALID_REQUEST', `${first.field} ${first.message}.`, { field: first.field, errors });
+}
+
+const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
+
+/**
+ * Fastify parses text/plain bodies by default, so a JSON route handed text reaches schema
+ * validation with a string and would answer "body must be object". The caller's mistake is the
+ * media type, so say that (DESIGN.md §2: 415), not a field.
+ */
+function wrongMediaType(error: unknown, request: FastifyRequest): AppError | null {
+  const { validation, validationContext } = error as { validation?: unknown; validationContext?: string };
+  const type = request.headers['content-type'];
+  if (!validation || validationContext !== 'body' || typeof request.body !== 'string' || type === undefined || JSON_TYPE.test(type)) return null;
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `This route takes JSON (application/json), not ${JSON.stringify(type.split(';')[0]!.trim())}.`);
+}
+
+function sendError(appError: AppError, request: FastifyRequest, reply: FastifyReply): void {
+  reply
+    .status(appError.status)
+    .headers(appError.headers ?? {})
+    .send({
+      error: {
+        code: appError.code,
+        message: appError.message,
+        requestId: request.id,
+        ...(appError.details ? { details: appError.details } : {}),
+      },
+    });
+}
+
+export function errorHandler(dialect: Dialect) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = wrongMediaType(error, request) ?? toAppError(error, dialect);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    sendError(appError, request, reply);
+  };
+}
+
+/**
+ * For Fastify's `frameworkErrors` option: the router refuses some URLs (bad percent-encoding, a
+ * path segment over maxParamLength) before any route or hook runs, and without this answers them
+ * in its own shape, without a request id.
+ */
+export function frameworkErrorHandler() {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', request.id);
+    const appError =
+      error.code === 'FST_ERR_BAD_URL' ? new AppError('INVALID_REQUEST', 'The URL is not valid: a part of its path is not valid percent-encoded UTF-8.', { field: 'url' }) :
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new AppError('INVALID_REQUEST', 'A part of the URL path is too long.', { field: 'url' }) :
+      new AppError('INVALID_REQUEST', 'The request cannot be routed.');
+    sendError(appError, request, reply);
+  };
+}

@@ -1,0 +1,23 @@
+import { Type } from 'typebox';
+import { signIn } from '../../../modules/sessions/sign-in.js';
+import { OPEN } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { requestMeta } from '../../request-meta.js';
+import { Email, Password, SessionBody } from '../../schemas.js';
+import { sessionBody, setSessionCookie } from '../../session-cookie.js';
+
+export const registerSignIn: RegisterRoute = (app, deps) =>
+  app.post('/v1/auth/sign-in', {
+    config: { operation: 'auth.signIn', access: OPEN },
+    schema: {
+      summary: 'Sign in with email and password; sets the plainbase_session cookie',
+      tags: ['auth'],
+      body: Type.Object({ email: Email, password: Password }, { additionalProperties: false }),
+      response: { 200: SessionBody },
+    },
+    handler: async (request, reply) => {
+      const { person, session } = await signIn(deps, request.body, requestMeta(request));
+      setSessionCookie(deps, reply, session);
+      return sessionBody(deps, person, session.expiresAt);
+    },
+  });

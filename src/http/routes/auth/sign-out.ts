@@ -1,0 +1,16 @@
+import { deleteSession, SESSION_COOKIE } from '../../../modules/sessions/sessions.js';
+import { PERSON } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { NoContent } from '../../schemas.js';
+import { clearSessionCookie } from '../../session-cookie.js';
+
+export const registerSignOut: RegisterRoute = (app, deps) =>
+  app.post('/v1/auth/sign-out', {
+    config: { operation: 'auth.signOut', access: PERSON },
+    schema: { summary: 'End the current session', tags: ['auth'], response: { 204: NoContent } },
+    handler: async (request, reply) => {
+      await deleteSession(deps, request.cookies[SESSION_COOKIE]!);
+      clearSessionCookie(deps, reply);
+      return reply.status(204).send(null);
+    },
+  });

@@ -1,0 +1,22 @@
+import { Type } from 'typebox';
+import { updateCollection } from '../../../modules/collections/collections.js';
+import { needs } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { collectionContext } from '../../collection-context.js';
+import { Collection, CollectionName, CollectionParams, Settings } from './collection-schemas.js';
+
+export const registerUpdateCollection: RegisterRoute = (app, deps) =>
+  app.patch('/v1/collections/:col', {
+    config: { operation: 'collections.update', access: needs('collections:update') },
+    schema: {
+      summary: "Rename a collection, make it public or private, change its settings (emits collection.updated)",
+      tags: ['collections'],
+      params: CollectionParams,
+      body: Type.Object(
+        { name: Type.Optional(CollectionName), public: Type.Optional(Type.Boolean()), settings: Type.Optional(Settings) },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+      response: { 200: Collection },
+    },
+    handler: async (request) => updateCollection(deps, collectionContext(request), request.params.col, request.body),
+  });

@@ -1,0 +1,25 @@
+import { Type } from 'typebox';
+import { acceptInvite } from '../../../modules/invites/invites.js';
+import { OPEN } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { requestMeta } from '../../request-meta.js';
+import { DisplayName, Password, SessionBody } from '../../schemas.js';
+import { sessionBody, setSessionCookie } from '../../session-cookie.js';
+
+export const registerAcceptInvite: RegisterRoute = (app, deps) =>
+  app.post('/v1/invites/:token/accept', {
+    // The token in the path is the credential.
+    config: { operation: 'invites.accept', access: OPEN },
+    schema: {
+      summary: 'Accept an invite: a new person gives name and password, an existing one their password; signs in',
+      tags: ['members'],
+      params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
+      body: Type.Object({ name: Type.Optional(DisplayName), password: Password }, { additionalProperties: false }),
+      response: { 200: SessionBody },
+    },
+    handler: async (request, reply) => {
+      const { person, session } = await acceptInvite(deps, request.params.token, request.body, requestMeta(request));
+      setSessionCookie(deps, reply, session);
+      return sessionBody(deps, person, session.expiresAt);
+    },
+  });

@@ -1,0 +1,48 @@
+import { Type } from 'typebox';
+import { roleAllows, SCOPES } from '../../../abilities.js';
+import { MEMBER } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { inWorkspace } from '../../auth.js';
+import { Timestamp } from '../../schemas.js';
+
+const Me = Type.Object({
+  workspaceId: Type.String(),
+  key: Type.Union([Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String() }), Type.Null()]),
+  person: Type.Union([Type.Object({ id: Type.String(), email: Type.String(), name: Type.String() }), Type.Null()]),
+  role: Type.String({ description: "The role the caller answers to now: a person's own, or that of the key's creator or service account." }),
+  grantedScopes: Type.Array(Type.String()),
+  effectiveScopes: Type.Array(Type.String()),
+  suppressed: Type.Array(Type.Object({ scope: Type.String(), reason: Type.String() })),
+  collections: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  expiresAt: Type.Union([Timestamp, Type.Null()]),
+});
+
+export const registerGetMe: RegisterRoute = (app) =>
+  app.get('/v1/me', {
+    config: { operation: 'me.get', access: MEMBER },
+    schema: {
+      summary: 'Who is calling: the key (or person), its workspace, granted and effective scopes, and why any is suppressed',
+      tags: ['keys'],
+      response: { 200: Me },
+    },
+    handler: async (request) => {
+      const { workspaceId, person, role } = inWorkspace(request);
+      const key = request.auth.key;
+      if (!key) {
+        // A signed-in person: their role's scopes, all effective.
+        const scopes = SCOPES.filter((scope) => roleAllows(role, scope));
+        return { workspaceId, key: null, person, role, grantedScopes: scopes, effectiveScopes: scopes, suppressed: [], collections: null, expiresAt: null };
+      }
+      return {
+        workspaceId,
+        key: { id: key.key.id, name: key.key.name, mode: key.key.mode },
+        person: null,
+        role,
+        grantedScopes: key.granted,
+        effectiveScopes: key.granted.filter((scope) => key.effective.has(scope)),
+        suppressed: key.suppressed,
+        collections: key.collections,
+        expiresAt: key.key.expires_at,
+      };
+    },
+  });

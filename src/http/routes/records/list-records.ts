@@ -1,0 +1,35 @@
+import { Type } from 'typebox';
+import { listRecords } from '../../../modules/records/list-records.js';
+import { needs } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { readScope } from '../../public-read.js';
+import { listOf, Paging } from '../../schemas.js';
+import { CollectionParams } from '../collections/collection-schemas.js';
+import { RecordBody } from './record-schemas.js';
+
+export const registerListRecords: RegisterRoute = (app, deps) =>
+  app.get('/v1/collections/:col/records', {
+    config: { operation: 'records.list', access: needs('records:read', { publicRead: true }) },
+    schema: {
+      summary: 'Query records: filter, sort, page by cursor; ?trashed=true lists the trash',
+      tags: ['records'],
+      params: CollectionParams,
+      querystring: Type.Object(
+        {
+          filter: Type.Optional(Type.String({ maxLength: 4096, description: 'Like data.age >= 18 && (data.status = "open" || data.vip = true); see docs/queries.md.' })),
+          sort: Type.Optional(Type.String({ maxLength: 500, description: 'Comma list, - for descending: -createdAt,data.name. Default: oldest first.' })),
+          fields: Type.Optional(Type.String({ maxLength: 2000, description: 'Only these data paths in each record: data.name,data.address.city' })),
+          count: Type.Optional(Type.Boolean({ description: 'Also answer `total`, the number of matching records.' })),
+          trashed: Type.Optional(Type.Boolean()),
+          ...Paging,
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: Type.Object({ ...listOf(RecordBody).properties, total: Type.Optional(Type.Integer()) }) },
+    },
+    handler: async (request) => {
+      const scope = await readScope(deps, request, request.params.col);
+      const { limit = 50, ...query } = request.query;
+      return listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit });
+    },
+  });

@@ -1,0 +1,14 @@
+import { Type } from 'typebox';
+import { Timestamp } from '../../schemas.js';
+import { CollectionRef } from '../collections/collection-schemas.js';
+
+export const SchemaVersion = Type.Object({
+  id: Type.String(),
+  collectionId: Type.String(),
+  version: Type.Integer(),
+  state: Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('off')]),
+  schema: Type.Record(Type.String(), Type.Unknown()),
+  createdAt: Timestamp,
+});
+
+export const VersionParams = Type.Object({ col: CollectionRef, version: Type.Integer({ minimum: 1 }) });

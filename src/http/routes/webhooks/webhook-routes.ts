@@ -1,0 +1,112 @@
+import { Type } from 'typebox';
+import {
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  listWebhooks,
+  pingWebhook,
+  rotateWebhookSecret,
+  setWebhookEnabled,
+  toWebhookView,
+  updateWebhook,
+} from '../../../modules/webhooks/webhooks.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { inWorkspace } from '../../auth.js';
+import { NoContent } from '../../schemas.js';
+import { Attempt, MANAGE_WEBHOOKS, Webhook, WebhookFields, WebhookParams, WebhookWithSecret, webhookContext } from './webhook-schemas.js';
+
+export const registerListWebhooks: RegisterRoute = (app, deps) =>
+  app.get('/v1/webhooks', {
+    config: { operation: 'webhooks.list', access: MANAGE_WEBHOOKS },
+    schema: { summary: 'Webhooks of the workspace', tags: ['webhooks'], response: { 200: Type.Object({ data: Type.Array(Webhook), nextCursor: Type.Null() }) } },
+    handler: async (request) => ({ data: await listWebhooks(deps, inWorkspace(request).workspaceId), nextCursor: null }),
+  });
+
+export const registerCreateWebhook: RegisterRoute = (app, deps) =>
+  app.post('/v1/webhooks', {
+    config: { operation: 'webhooks.create', access: MANAGE_WEBHOOKS },
+    schema: {
+      summary: 'Register a receiver; the signing secret is in this response only',
+      tags: ['webhooks'],
+      body: Type.Object({ url: WebhookFields.url, events: WebhookFields.events, collections: Type.Optional(WebhookFields.collections) }, { additionalProperties: false }),
+      response: { 201: WebhookWithSecret },
+    },
+    handler: async (request, reply) => {
+      const { webhook, secret } = await createWebhook(deps, webhookContext(request), request.body);
+      return reply.status(201).send({ ...webhook, secret });
+    },
+  });
+
+export const registerGetWebhook: RegisterRoute = (app, deps) =>
+  app.get('/v1/webhooks/:wh', {
+    config: { operation: 'webhooks.get', access: MANAGE_WEBHOOKS },
+    schema: { summary: 'One webhook (never its secret)', tags: ['webhooks'], params: WebhookParams, response: { 200: Webhook } },
+    handler: async (request) => toWebhookView(await findWebhook(deps.db, inWorkspace(request).workspaceId, request.params.wh)),
+  });
+
+export const registerUpdateWebhook: RegisterRoute = (app, deps) =>
+  app.patch('/v1/webhooks/:wh', {
+    config: { operation: 'webhooks.update', access: MANAGE_WEBHOOKS },
+    schema: {
+      summary: "Change a webhook's URL, events or collections",
+      tags: ['webhooks'],
+      params: WebhookParams,
+      body: Type.Object(
+        { url: Type.Optional(WebhookFields.url), events: Type.Optional(WebhookFields.events), collections: Type.Optional(WebhookFields.collections) },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+      response: { 200: Webhook },
+    },
+    handler: async (request) => updateWebhook(deps, webhookContext(request), request.params.wh, request.body),
+  });
+
+export const registerDeleteWebhook: RegisterRoute = (app, deps) =>
+  app.delete('/v1/webhooks/:wh', {
+    config: { operation: 'webhooks.delete', access: MANAGE_WEBHOOKS },
+    schema: { summary: 'Delete a webhook and its delivery log', tags: ['webhooks'], params: WebhookParams, response: { 204: NoContent } },
+    handler: async (request, reply) => {
+      await deleteWebhook(deps, webhookContext(request), request.params.wh);
+      return reply.status(204).send(null);
+    },
+  });
+
+const registerSwitch = (enabled: boolean): RegisterRoute => (app, deps) =>
+  app.post(`/v1/webhooks/:wh/${enabled ? 'enable' : 'disable'}`, {
+    config: { operation: enabled ? 'webhooks.enable' : 'webhooks.disable', access: MANAGE_WEBHOOKS },
+    schema: {
+      summary: enabled ? 'Switch a webhook back on; clears its dead-in-a-row counter' : 'Switch a webhook off; its pending deliveries wait',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      response: { 200: Webhook },
+    },
+    handler: async (request) => setWebhookEnabled(deps, webhookContext(request), request.params.wh, enabled),
+  });
+export const registerEnableWebhook = registerSwitch(true);
+export const registerDisableWebhook = registerSwitch(false);
+
+export const registerRotateWebhookSecret: RegisterRoute = (app, deps) =>
+  app.post('/v1/webhooks/:wh/rotate-secret', {
+    config: { operation: 'webhooks.rotateSecret', access: MANAGE_WEBHOOKS },
+    schema: {
+      summary: 'A new signing secret, used from the next attempt on; the old one stops at once',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      response: { 200: WebhookWithSecret },
+    },
+    handler: async (request) => {
+      const { webhook, secret } = await rotateWebhookSecret(deps, webhookContext(request), request.params.wh);
+      return { ...webhook, secret };
+    },
+  });
+
+export const registerPingWebhook: RegisterRoute = (app, deps) =>
+  app.post('/v1/webhooks/:wh/ping', {
+    config: { operation: 'webhooks.ping', access: MANAGE_WEBHOOKS },
+    schema: {
+      summary: 'Send a webhook.ping test call now; answers how the receiver replied',
+      tags: ['webhooks'],
+      params: WebhookParams,
+      response: { 200: Type.Object({ ok: Type.Boolean(), ...Type.Omit(Attempt, ['id', 'at']).properties }) },
+    },
+    handler: async (request) => pingWebhook(deps, webhookContext(request), request.params.wh),
+  });

@@ -1,0 +1,119 @@
+import { buildApp } from './app.js';
+import { systemClock } from './clock.js';
+import { redactDatabaseUrl, type Config } from './config.js';
+import { connectStorage, type Storage } from './db/connect.js';
+import { migrateToLatest } from './db/migrate.js';
+import type { Deps } from './deps.js';
+import { closeSender } from './delivery/guard-options.js';
+import { DeliveryWorker } from './delivery/worker.js';
+import { prepareFirstOwner } from './modules/people/first-owner.js';
+import { purgeExpiredSessions } from './modules/sessions/sessions.js';
+
+/** The whole shutdown, from signal to exit, stays inside this (DESIGN.md: within 10 s). */
+const SHUTDOWN_LIMIT_MS = 9_500;
+/** After this, requests still in flight lose their connection so the database can close in time. */
+const DRAIN_LIMIT_MS = 8_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** The services' dependencies on a real database with the system clock (serve and the CLI). */
+export function depsFor(config: Config, storage: Storage): Deps {
+  return { config, db: storage.db, dialect: storage.dialect, clock: systemClock, openSnapshot: storage.openSnapshot };
+}
+
+/**
+ * Runs the service: migrate, make the first owner or a setup link, listen, and on SIGTERM or
+ * SIGINT stop accepting, finish what is in flight and close the database within 10 s.
+ * The caller (the CLI) has validated the configuration and prepared the data folder.
+ */
+export async function serve(config: Config): Promise<void> {
+  const storage = await connectStorage(config.database);
+  const applied = await migrateToLatest(storage.db);
+  const deps = depsFor(config, storage);
+  const app = await buildApp(deps);
+  const log = app.log;
+
+  // From here on a crash is logged as one JSON line like everything else, then the process ends.
+  process.on('uncaughtException', (error) => {
+    log.fatal({ err: error }, 'uncaught exception; exiting');
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (reason) => {
+    log.fatal({ err: reason }, 'unhandled promise rejection; exiting');
+    process.exit(1);
+  });
+
+  if (applied.length > 0) log.info({ migrations: applied }, 'applied database migrations');
+  // A process that serves no HTTP must not replace the setup token another process printed.
+  const { created, setupToken } = config.api || config.owner ? await prepareFirstOwner(deps) : { created: null, setupToken: null };
+  if (created) log.info({ personId: created.id, email: created.email }, 'created the first owner from PLAINBASE_OWNER_EMAIL');
+  await purgeExpiredSessions(deps);
+  if (config.webhookAllowPrivate) {
+    log.warn('PLAINBASE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call private and loopback addresses. Never run production like this.');
+  }
+  const worker = config.worker ? new DeliveryWorker(deps) : null;
+
+  let stopping = false;
+  // A keep-alive connection would hold the shutdown open after its last answer; answers sent while
+  // stopping tell the client to go, and connections that fall idle are closed as they do.
+  app.addHook('onSend', async (_request, reply) => {
+    if (stopping) reply.header('connection', 'close');
+  });
+  const stop = async (signal: string) => {
+    stopping = true;
+    log.info({ signal }, 'shutting down: refusing new connections, finishing requests in flight');
+    const reapIdle = setInterval(() => app.server.closeIdleConnections(), 100);
+    reapIdle.unref();
+    const hardLimit = setTimeout(() => {
+      log.error('shutdown did not finish within 10 s; exiting anyway');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS);
+    hardLimit.unref();
+    const drainLimit = setTimeout(() => {
+      log.warn('requests still in flight after 8 s; closing their connections');
+      app.server.closeAllConnections();
+    }, DRAIN_LIMIT_MS);
+    drainLimit.unref();
+    try {
+      // Webhook attempts cut short here are not lost: their lease runs out and another round retries them.
+      const workerStopped = worker ? Promise.race([worker.stop(), delay(DRAIN_LIMIT_MS)]) : null;
+      await app.close();
+      clearTimeout(drainLimit);
+      clearInterval(reapIdle);
+      await workerStopped;
+      await closeSender(deps);
+      await storage.close();
+    } catch (error) {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+    log.info('stopped');
+    process.exit(0);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stopping) return void stop(signal);
+    // A second signal (Ctrl-C twice) means now.
+    log.warn({ signal }, 'second signal: exiting without waiting');
+    process.exit(1);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  const database = config.database.engine === 'sqlite' ? config.database.file : redactDatabaseUrl(config.database.url);
+  if (config.api) {
+    await app.listen({ port: config.port, host: config.host });
+  } else {
+    await app.ready();
+    log.info('PLAINBASE_API is off: not serving HTTP');
+  }
+  worker?.start();
+  log.info({ worker: worker !== null, engine: config.database.engine, database, publicUrl: config.publicUrl, env: config.env }, 'Plainbase is running');
+  if (setupToken) {
+    // Printed for the person at the terminal, not logged: the link is a credential, and log lines
+    // are kept and shipped. It works once, and each start replaces it while nobody exists.
+    process.stdout.write(
+      `\nPlainbase has no owner yet. Create one with this one-time link:\n  ${config.publicUrl}/setup?token=${setupToken}\n` +
+        `or from the command line: npx plainbase create-owner --email you@example.com --password '…'\n\n`,
+    );
+  }
+}

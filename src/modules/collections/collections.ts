@@ -1,0 +1,206 @@
+import type { Deps } from '../../deps.js';
+import type { CollectionsTable, Executor } from '../../db/schema.js';
+import { AppError, conflict, notFound } from '../../errors.js';
+import { hasPrefix, newId } from '../../ids.js';
+import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
+import { emitEvent } from '../events/outbox.js';
+
+export const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+/** What a collection's settings hold. Unknown keys are refused by the route schema. */
+export interface CollectionSettings {
+  description: string;
+}
+
+export interface CollectionView {
+  id: string;
+  name: string;
+  public: boolean;
+  settings: CollectionSettings;
+  activeSchemaVersion: number | null;
+  createdAt: string;
+  updatedAt: string;
+  trashedAt: string | null;
+}
+
+export interface CollectionContext {
+  workspaceId: string;
+  actor: Actor;
+  meta: RequestMeta;
+}
+
+export function toCollectionView(row: CollectionsTable): CollectionView {
+  return {
+    id: row.id,
+    name: row.name,
+    public: Boolean(row.public),
+    settings: { description: '', ...(JSON.parse(row.settings) as Partial<CollectionSettings>) },
+    activeSchemaVersion: row.active_schema_version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    trashedAt: row.trashed_at,
+  };
+}
+
+/** The event payload of collection events (DESIGN.md §6). */
+const eventData = (view: CollectionView) => ({
+  collection: { id: view.id, name: view.name, public: view.public, settings: view.settings },
+});
+
+/** Finds a collection of the workspace by id or name; trashed ones only when asked for. */
+export async function findCollection(
+  executor: Executor,
+  workspaceId: string,
+  idOrName: string,
+  options: { includeTrashed?: boolean } = {},
+): Promise<CollectionsTable> {
+  const row = await executor
+    .selectFrom('collections')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where(hasPrefix(idOrName, 'col') ? 'id' : 'name', '=', idOrName)
+    .executeTakeFirst();
+  if (!row) throw notFound('collection');
+  if (row.trashed_at !== null && !options.includeTrashed) {
+    throw new AppError('NOT_FOUND', `The collection ${row.name} is in the trash; restore it to reach its records.`, { trashed: true });
+  }
+  return row;
+}
+
+export async function listCollections(
+  executor: Executor,
+  workspaceId: string,
+  options: { trashed: boolean; limit: number; after?: string; onlyIds?: string[] },
+): Promise<CollectionView[]> {
+  let query = executor
+    .selectFrom('collections')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('trashed_at', options.trashed ? 'is not' : 'is', null);
+  if (options.after) query = query.where('id', '>', options.after);
+  if (options.onlyIds) query = query.where('id', 'in', options.onlyIds.length ? options.onlyIds : ['']);
+  const rows = await query.orderBy('id').limit(options.limit).execute();
+  return rows.map(toCollectionView);
+}
+
+export async function createCollection(
+  deps: Deps,
+  context: CollectionContext,
+  input: { name: string; public?: boolean; settings?: Partial<CollectionSettings> },
+): Promise<CollectionView> {
+  const now = deps.clock.now();
+  const row: CollectionsTable = {
+    id: newId('col', now.getTime()),
+    workspace_id: context.workspaceId,
+    name: input.name,
+    public: input.public ? 1 : 0,
+    settings: JSON.stringify({ description: '', ...input.settings }),
+    active_schema_version: null,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    trashed_at: null,
+  };
+  const view = toCollectionView(row);
+  await deps.db.transaction().execute(async (trx) => {
+    await assertNameFree(trx, context.workspaceId, input.name);
+    await trx.insertInto('collections').values(row).execute();
+    await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: row.id, type: 'collection.created', data: eventData(view) });
+    await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.created', target: { type: 'collection', id: row.id }, details: { name: row.name } });
+  });
+  return view;
+}
+
+async function assertNameFree(executor: Executor, workspaceId: string, name: string): Promise<void> {
+  const taken = await executor.selectFrom('collections').select(['id', 'trashed_at']).where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
+  if (taken) {
+    throw conflict(
+      taken.trashed_at ? `The name ${name} is taken by a collection in the trash; restore it or delete it for good.` : `A collection named ${name} already exists.`,
+      { field: 'body.name' },
+    );
+  }
+}
+
+export async function updateCollection(
+  deps: Deps,
+  context: CollectionContext,
+  idOrName: string,
+  input: { name?: string; public?: boolean; settings?: Partial<CollectionSettings> },
+): Promise<CollectionView> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await findCollection(trx, context.workspaceId, idOrName);
+    if (input.name !== undefined && input.name !== current.name) await assertNameFree(trx, context.workspaceId, input.name);
+    const settings = { ...toCollectionView(current).settings, ...input.settings };
+    const changes = {
+      name: input.name ?? current.name,
+      public: input.public === undefined ? current.public : input.public ? 1 : 0,
+      settings: JSON.stringify(settings),
+      updated_at: now.toISOString(),
+    };
+    await trx.updateTable('collections').set(changes).where('id', '=', current.id).execute();
+    const view = toCollectionView({ ...current, ...changes });
+    await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: current.id, type: 'collection.updated', data: eventData(view) });
+    await recordAudit(trx, now, context.meta, {
+      workspaceId: context.workspaceId,
+      actor: context.actor,
+      action: 'collection.updated',
+      target: { type: 'collection', id: current.id },
+      details: { changed: Object.keys(input) },
+    });
+    return view;
+  });
+}
+
+/** To the trash: the collection and its records become unreachable; the name stays taken. */
+export async function trashCollection(deps: Deps, context: CollectionContext, idOrName: string): Promise<CollectionView> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await findCollection(trx, context.workspaceId, idOrName, { includeTrashed: true });
+    if (current.trashed_at) throw conflict('The collection is already in the trash.');
+    await trx.updateTable('collections').set({ trashed_at: now.toISOString() }).where('id', '=', current.id).execute();
+    const view = toCollectionView({ ...current, trashed_at: now.toISOString() });
+    await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: current.id, type: 'collection.deleted', data: eventData(view) });
+    await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.trashed', target: { type: 'collection', id: current.id } });
+    return view;
+  });
+}
+
+export async function restoreCollection(deps: Deps, context: CollectionContext, idOrName: string): Promise<CollectionView> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await findCollection(trx, context.workspaceId, idOrName, { includeTrashed: true });
+    if (!current.trashed_at) throw conflict('The collection is not in the trash.');
+    await trx.updateTable('collections').set({ trashed_at: null }).where('id', '=', current.id).execute();
+    const view = toCollectionView({ ...current, trashed_at: null });
+    await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: current.id, type: 'collection.restored', data: eventData(view) });
+    await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.restored', target: { type: 'collection', id: current.id } });
+    return view;
+  });
+}
+
+/**
+ * Deletes a collection for good with everything in it: records, schema versions and indexes.
+ * `dropIndexes` removes the database indexes behind its record indexes.
+ */
+export async function purgeCollection(
+  deps: Deps,
+  context: CollectionContext,
+  idOrName: string,
+  dropIndexes: (executor: Executor, collectionId: string) => Promise<void>,
+): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const current = await findCollection(trx, context.workspaceId, idOrName, { includeTrashed: true });
+    await dropIndexes(trx, current.id);
+    await trx.deleteFrom('records').where('collection_id', '=', current.id).execute();
+    await trx.deleteFrom('schema_versions').where('collection_id', '=', current.id).execute();
+    await trx.deleteFrom('collections').where('id', '=', current.id).execute();
+    await recordAudit(trx, now, context.meta, {
+      workspaceId: context.workspaceId,
+      actor: context.actor,
+      action: 'collection.purged',
+      target: { type: 'collection', id: current.id },
+      details: { name: current.name },
+    });
+  });
+}

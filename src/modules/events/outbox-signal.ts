@@ -1,0 +1,19 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * Wakes the delivery worker of this process as soon as events are written, so a new event is
+ * attempted within milliseconds rather than at the next poll. Other processes on PostgreSQL are
+ * woken by NOTIFY (see the worker). Waking early is harmless: the worker's read waits for the
+ * writing transaction (one connection on SQLite) or simply finds nothing new yet.
+ */
+const signal = new EventEmitter();
+signal.setMaxListeners(0);
+
+export function notifyEventsWritten(): void {
+  signal.emit('events');
+}
+
+export function onEventsWritten(listener: () => void): () => void {
+  signal.on('events', listener);
+  return () => signal.off('events', listener);
+}

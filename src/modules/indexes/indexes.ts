@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type Expression } from 'kysely';
+import type { Dialect } from '../../db/dialect.js';
+import type { Executor, RecordIndexesTable } from '../../db/schema.js';
+import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
+import { fieldTerms } from '../records/query/compile.js';
+import { parseFieldRef, type FieldRef } from '../records/query/field-ref.js';
+
+/**
+ * Record indexes (DESIGN.md §5a): named, per collection, over 1–4 fields, optionally unique. Each
+ * is a real database index on `records`, over the very expressions compile.ts puts in filters and
+ * ORDER BY (the terms of each field), so the planner uses it for both:
+ *
+ *   (collection_id, <terms of field 1>, …, id)     id last: ties are ordered too, so a sort on the
+ *                                                   fields plus our id tiebreak reads in index order
+ *   unique (collection_id, <terms of field 1>, …)  uniqueness within the collection, trash included
+ *                                                   (a restore can never collide)
+ *
+ * A unique index refuses two records with equal scalar values; records where a field is missing,
+ * null, an array or an object never collide (see jsonSortKeyOf). Writes that would collide fail
+ * with the engine's unique error, which the app answers as CONFLICT.
+ *
+ * Building an index takes a lock that holds writes to `records` until it is built (no
+ * CONCURRENTLY: it cannot run in a transaction, and we want the index and its row together).
+ */
+
+export interface RecordIndex {
+  name: string;
+  fields: string[];
+  unique: boolean;
+}
+
+export interface CreateIndexInput {
+  workspaceId: string;
+  collectionId: string;
+  name: string;
+  fields: string[];
+  unique: boolean;
+  now: Date;
+}
+
+export const INDEX_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+export const MAX_INDEX_FIELDS = 4;
+export const MAX_INDEXES_PER_COLLECTION = 20;
+
+const toRecordIndex = (row: Pick<RecordIndexesTable, 'name' | 'fields' | 'unique'>): RecordIndex => ({
+  name: row.name,
+  fields: JSON.parse(row.fields) as string[],
+  unique: row.unique === 1,
+});
+
+function parseIndexFields(fields: string[]): FieldRef[] {
+  if (fields.length < 1 || fields.length > MAX_INDEX_FIELDS) {
+    throw invalidRequest(`An index has 1 to ${MAX_INDEX_FIELDS} fields.`, { field: 'body.fields' });
+  }
+  return fields.map((text, i) => {
+    const parsed = parseFieldRef(text);
+    if (!parsed.ok) throw invalidRequest(`fields[${i}]: ${parsed.reason}.`, { field: `body.fields[${i}]` });
+    if (parsed.field.kind === 'column' && parsed.field.name === 'id') {
+      throw invalidRequest(`fields[${i}]: records are indexed by id already.`, { field: `body.fields[${i}]` });
+    }
+    if (fields.indexOf(text) !== i) throw invalidRequest(`fields[${i}]: ${text} appears twice.`, { field: `body.fields[${i}]` });
+    return parsed.field;
+  });
+}
+
+/** The index's columns, in the order described at the top of this file. */
+function indexColumns(fields: FieldRef[], unique: boolean, dialect: Dialect): Expression<unknown>[] {
+  const terms = fields.flatMap((field) =>
+    fieldTerms(field, dialect).map((term) => (term.nullable ? dialect.nullsFirstIndexColumn(term.expression) : term.expression)),
+  );
+  return [sql.ref('collection_id'), ...terms, ...(unique ? [] : [sql.ref('id')])];
+}
+
+/**
+ * Runs `work` so that it takes effect whole or not at all: in a transaction of its own, or in a
+ * savepoint of the caller's. A savepoint also keeps the caller's PostgreSQL transaction usable
+ * after a failed statement, so the caller can still answer with our CONFLICT.
+ */
+async function atomically<T>(executor: Executor, work: (executor: Executor) => Promise<T>): Promise<T> {
+  if (!executor.isTransaction) return executor.transaction().execute(work);
+  const savepoint = sql.id(`record_index_${randomBytes(4).toString('hex')}`);
+  await sql`savepoint ${savepoint}`.execute(executor);
+  try {
+    const result = await work(executor);
+    await sql`release savepoint ${savepoint}`.execute(executor);
+    return result;
+  } catch (error) {
+    await sql`rollback to savepoint ${savepoint}`.execute(executor).catch(() => undefined);
+    throw error;
+  }
+}
+
+export async function createIndex(executor: Executor, dialect: Dialect, input: CreateIndexInput): Promise<RecordIndex> {
+  const { workspaceId, collectionId, name, fields, unique, now } = input;
+  if (!INDEX_NAME.test(name)) {
+    throw invalidRequest('An index name starts with a lower-case letter, then up to 62 lower-case letters, digits and _.', { field: 'body.name' });
+  }
+  const refs = parseIndexFields(fields);
+  const index: RecordIndex = { name, fields: refs.map((field) => field.name), unique };
+  const sqlName = `rix_${randomBytes(8).toString('hex')}`;
+
+  return atomically(executor, async (trx) => {
+    const existing = await trx
+      .selectFrom('record_indexes')
+      .select('name')
+      .where('workspace_id', '=', workspaceId)
+      .where('collection_id', '=', collectionId)
+      .execute();
+    if (existing.some((row) => row.name === name)) throw conflict(`The collection has an index named ${name} already.`, { name });
+    if (existing.length >= MAX_INDEXES_PER_COLLECTION) {
+      throw conflict(`A collection has at most ${MAX_INDEXES_PER_COLLECTION} indexes; drop one first.`, { limit: MAX_INDEXES_PER_COLLECTION });
+    }
+    // The row first: a concurrent create of the same name fails here, before any index is built.
+    try {
+      await trx
+        .insertInto('record_indexes')
+        .values({ workspace_id: workspaceId, collection_id: collectionId, name, fields: JSON.stringify(index.fields), unique: unique ? 1 : 0, sql_name: sqlName, created_at: now.toISOString() })
+        .execute();
+    } catch (error) {
+      if (dialect.isUniqueViolation(error)) throw conflict(`The collection has an index named ${name} already.`, { name });
+      throw error;
+    }
+    try {
+      await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))})`.execute(trx);
+    } catch (error) {
+      if (dialect.isUniqueViolation(error)) {
+        throw new AppError('CONFLICT', `The index ${name} cannot be unique: some records of the collection share values of ${index.fields.join(', ')}.`, {
+          name,
+          fields: index.fields,
+        });
+      }
+      throw error;
+    }
+    return index;
+  });
+}
+
+/** The collection's indexes, oldest first. */
+export async function listIndexes(executor: Executor, workspaceId: string, collectionId: string): Promise<RecordIndex[]> {
+  const rows = await executor
+    .selectFrom('record_indexes')
+    .select(['name', 'fields', 'unique'])
+    .where('workspace_id', '=', workspaceId)
+    .where('collection_id', '=', collectionId)
+    .orderBy('created_at')
+    .orderBy('name')
+    .execute();
+  return rows.map(toRecordIndex);
+}
+
+/**
+ * Drops the index and its database index; NOT_FOUND when the collection has no index of that name.
+ * (Dropping is the same SQL on both engines; the dialect parameter keeps the three calls alike.)
+ */
+export async function dropIndex(executor: Executor, _dialect: Dialect, workspaceId: string, collectionId: string, name: string): Promise<RecordIndex> {
+  return atomically(executor, async (trx) => {
+    const row = await trx
+      .selectFrom('record_indexes')
+      .select(['name', 'fields', 'unique', 'sql_name'])
+      .where('workspace_id', '=', workspaceId)
+      .where('collection_id', '=', collectionId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row) throw notFound('index');
+    await dropDatabaseIndex(trx, row.sql_name);
+    await trx.deleteFrom('record_indexes').where('collection_id', '=', collectionId).where('name', '=', name).execute();
+    return toRecordIndex(row);
+  });
+}
+
+/** Drops every index of the collection, for when it is deleted for good. */
+export async function dropAllIndexes(executor: Executor, _dialect: Dialect, workspaceId: string, collectionId: string): Promise<void> {
+  await atomically(executor, async (trx) => {
+    const rows = await trx
+      .selectFrom('record_indexes')
+      .select('sql_name')
+      .where('workspace_id', '=', workspaceId)
+      .where('collection_id', '=', collectionId)
+      .execute();
+    for (const row of rows) await dropDatabaseIndex(trx, row.sql_name);
+    await trx.deleteFrom('record_indexes').where('workspace_id', '=', workspaceId).where('collection_id', '=', collectionId).execute();
+  });
+}
+
+async function dropDatabaseIndex(executor: Executor, sqlName: string): Promise<void> {
+  // IF EXISTS: the row is the truth; a database index already gone must not block removing it.
+  await sql`drop index if exists ${sql.id(sqlName)}`.execute(executor);
+}

@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import { ROLE_ABILITIES, type Role, type Scope } from '../../abilities.js';
+import type { Deps } from '../../deps.js';
+import type { ApiKeysTable } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import { constantTimeEqual } from '../../secrets.js';
+import type { Actor } from '../audit/audit.js';
+import { keyNotValid } from './keys.js';
+import { hashToken, parseToken } from './token.js';
+
+/** Last use is written at most this often per key, so a busy key costs no write per request. */
+const LAST_USED_PRECISION_MS = 60_000;
+
+type KeyRow = ApiKeysTable & { secret_hash: string | null; secret_expires_at: string | null; member_role: string | null; account_role: string | null };
+
+export interface KeyCaller {
+  key: ApiKeysTable;
+  workspaceId: string;
+  role: Role;
+  granted: Scope[];
+  /** Granted scopes the role behind the key still allows: what the key may do on this request. */
+  effective: ReadonlySet<Scope>;
+  suppressed: { scope: Scope; reason: string }[];
+  /** Collection ids the key is restricted to, or null. */
+  collections: string[] | null;
+  actor: Actor;
+}
+
+/**
+ * Identifies the key behind a bearer token, on every request, against the database as it is
+ * now: so revocation, rotation and role changes apply on the very next request in every process.
+ */
+export async function authenticateKey(deps: Deps, token: string, ip: string | null): Promise<KeyCaller> {
+  // The checksum rejects garbage before any database work.
+  const parsed = parseToken(token);
+  if (!parsed) throw keyNotValid();
+  const now = deps.clock.now();
+  const nowIso = now.toISOString();
+
+  // One query for the key, each of its secrets (two during a grace period) and the role behind it
+  // now: its creator's membership, or its service account's role if not deleted. Written as SQL
+  // because it runs on every request: one statement with no query tree to build and compile
+  // costs about half of the three builder queries it replaced (bench/keys.ts).
+  const { rows } = await sql<KeyRow>`
+    select k.*, s.secret_hash, s.expires_at as secret_expires_at, m.role as member_role, sa.role as account_role
+    from api_keys k
+    left join api_key_secrets s on s.key_id = k.id
+    left join memberships m on m.workspace_id = k.workspace_id and m.person_id = k.created_by
+    left join service_accounts sa on sa.id = k.service_account_id and sa.workspace_id = k.workspace_id and sa.deleted_at is null
+    where k.id = ${parsed.keyId}`.execute(deps.db);
+  const first = rows[0];
+  if (!first) throw keyNotValid();
+  const { secret_hash: _hash, secret_expires_at: _until, member_role: memberRole, account_role: accountRole, ...key } = first;
+  if (key.mode !== parsed.mode || key.revoked_at) throw keyNotValid();
+  const hash = hashToken(token, deps.config.keyPepper);
+  // Compare against every live secret, without stopping early, in constant time each.
+  let matched = false;
+  for (const secret of rows) {
+    if (secret.secret_hash === null) continue;
+    const live = secret.secret_expires_at === null || secret.secret_expires_at > nowIso;
+    matched = (constantTimeEqual(secret.secret_hash, hash) && live) || matched;
+  }
+  if (!matched) throw keyNotValid();
+  if (key.expires_at && key.expires_at <= nowIso) throw new AppError('API_KEY_EXPIRED', `The API key expired at ${key.expires_at}.`);
+
+  const role = ((key.service_account_id ? accountRole : memberRole) ?? null) as Role | null;
+  if (!role) {
+    throw new AppError('INVALID_API_KEY', key.service_account_id
+      ? 'The API key belongs to a service account that was deleted.'
+      : 'The API key was made by someone who is no longer in the workspace.');
+  }
+  const granted = JSON.parse(key.scopes) as Scope[];
+  const effective = new Set(granted.filter((scope) => ROLE_ABILITIES[role].has(scope)));
+  const suppressed = granted
+    .filter((scope) => !effective.has(scope))
+    .map((scope) => ({ scope, reason: `the ${key.service_account_id ? "service account's" : "creator's"} role (${role}) no longer allows it` }));
+
+  if (!key.last_used_at || Date.parse(key.last_used_at) + LAST_USED_PRECISION_MS <= now.getTime()) {
+    // Not awaited: a failed bookkeeping write must not fail the request.
+    deps.db.updateTable('api_keys').set({ last_used_at: nowIso, last_used_ip: ip }).where('id', '=', key.id).execute().catch(() => undefined);
+  }
+
+  return {
+    key,
+    workspaceId: key.workspace_id,
+    role,
+    granted,
+    effective,
+    suppressed,
+    collections: key.collections ? (JSON.parse(key.collections) as string[]) : null,
+    actor: {
+      type: 'key',
+      id: key.id,
+      name: key.name,
+      via: key.service_account_id ? { type: 'service_account', id: key.service_account_id } : { type: 'person', id: key.created_by },
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import baseX from 'base-x';
+
+/**
+ * API key tokens (DESIGN.md §3): `pb_{live|test}_{kid}_{secret}{crc}`.
+ * - kid: the key's id without `key_` (safe to log and show);
+ * - secret: 256 random bits in base62 (43 characters);
+ * - crc: CRC32 of everything before it, 6 base62 characters, so a mistyped or truncated token is
+ *   refused before any database work, and secret scanners can check a match offline.
+ */
+export type KeyMode = 'live' | 'test';
+
+const base62 = baseX('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
+const SECRET_BYTES = 32;
+const SECRET_LENGTH = 43;
+const CRC_LENGTH = 6;
+
+/** Also the pattern for secret scanners (docs/api-keys.md). */
+export const TOKEN_PATTERN = /^pb_(live|test)_([0-9a-z]{26})_([0-9A-Za-z]{49})$/;
+
+function checksum(body: string): string {
+  return base62.encode(Buffer.from(crc32(body).toString(16).padStart(8, '0'), 'hex')).padStart(CRC_LENGTH, '0');
+}
+
+export function issueToken(mode: KeyMode, keyId: string): string {
+  const body = `pb_${mode}_${keyId.slice('key_'.length)}_${base62.encode(randomBytes(SECRET_BYTES)).padStart(SECRET_LENGTH, '0')}`;
+  return body + checksum(body);
+}
+
+export interface ParsedToken {
+  mode: KeyMode;
+  keyId: string;
+}
+
+/** The key id of a well-formed token whose checksum holds; null for anything else. */
+export function parseToken(token: string): ParsedToken | null {
+  const match = TOKEN_PATTERN.exec(token);
+  if (!match) return null;
+  const body = token.slice(0, -CRC_LENGTH);
+  if (checksum(body) !== token.slice(-CRC_LENGTH)) return null;
+  return { mode: match[1] as KeyMode, keyId: `key_${match[2]}` };
+}
+
+/** What is stored: HMAC-SHA-256 with the server's pepper, or SHA-256 where none is configured. */
+export function hashToken(token: string, pepper: string | null): string {
+  return pepper ? createHmac('sha256', pepper).update(token).digest('hex') : createHash('sha256').update(token).digest('hex');
+}
+
+/** Enough of the token to recognise it in a list, never enough to use it. */
+export function previewOf(token: string): string {
+  const kidEnd = token.indexOf('_', 'pb_live_'.length);
+  return `${token.slice(0, kidEnd + 1)}…${token.slice(-4)}`;
+}

@@ -1,0 +1,78 @@
+import type { Role } from '../../abilities.js';
+import type { Deps } from '../../deps.js';
+import { AppError, forbidden, notFound } from '../../errors.js';
+import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
+import { findRole } from '../workspaces/workspaces.js';
+
+export interface MemberView {
+  personId: string;
+  email: string;
+  name: string;
+  role: Role;
+  joinedAt: string;
+}
+
+export async function listMembers(deps: Deps, workspaceId: string): Promise<MemberView[]> {
+  const rows = await deps.db
+    .selectFrom('memberships')
+    .innerJoin('people', 'people.id', 'memberships.person_id')
+    .select(['people.id', 'people.email', 'people.name', 'memberships.role', 'memberships.joined_at'])
+    .where('memberships.workspace_id', '=', workspaceId)
+    .orderBy('memberships.joined_at')
+    .orderBy('people.id')
+    .execute();
+  return rows.map((row) => ({ personId: row.id, email: row.email, name: row.name, role: row.role as Role, joinedAt: row.joined_at }));
+}
+
+export async function getMember(deps: Deps, workspaceId: string, personId: string): Promise<MemberView> {
+  const member = (await listMembers(deps, workspaceId)).find((m) => m.personId === personId);
+  if (!member) throw notFound('member');
+  return member;
+}
+
+/** The owner's role changes only through a transfer of ownership, and nobody is made owner here. */
+export async function changeRole(
+  deps: Deps,
+  workspaceId: string,
+  actor: Actor,
+  personId: string,
+  role: Exclude<Role, 'owner'>,
+  meta: RequestMeta,
+): Promise<MemberView> {
+  await deps.db.transaction().execute(async (trx) => {
+    const current = await findRole(trx, workspaceId, personId);
+    if (!current) throw notFound('member');
+    if (current === 'owner') throw forbidden("The owner's role changes only by transferring ownership.");
+    if (current === role) return;
+    await trx
+      .updateTable('memberships')
+      .set({ role })
+      .where('workspace_id', '=', workspaceId)
+      .where('person_id', '=', personId)
+      .execute();
+    await recordAudit(trx, deps.clock.now(), meta, {
+      workspaceId,
+      actor,
+      action: 'member.role_changed',
+      target: { type: 'person', id: personId },
+      details: { from: current, to: role },
+    });
+  });
+  return getMember(deps, workspaceId, personId);
+}
+
+export async function removeMember(deps: Deps, workspaceId: string, actor: Actor, personId: string, meta: RequestMeta): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const current = await findRole(trx, workspaceId, personId);
+    if (!current) throw notFound('member');
+    if (current === 'owner') throw new AppError('FORBIDDEN', 'The owner cannot be removed; transfer ownership first.');
+    await trx.deleteFrom('memberships').where('workspace_id', '=', workspaceId).where('person_id', '=', personId).execute();
+    await recordAudit(trx, deps.clock.now(), meta, {
+      workspaceId,
+      actor,
+      action: 'member.removed',
+      target: { type: 'person', id: personId },
+      details: { role: current },
+    });
+  });
+}

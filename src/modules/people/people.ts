@@ -1,0 +1,48 @@
+import type { Executor } from '../../db/schema.js';
+import { conflict, invalidRequest } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { hashPassword, PASSWORD_MIN_LENGTH } from './password.js';
+
+export interface Person {
+  id: string;
+  email: string;
+  name: string;
+}
+
+/** Emails compare without case: `Ada@Example.com` and `ada@example.com` are one person. */
+export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+
+export async function findPersonByEmail(executor: Executor, email: string) {
+  return executor.selectFrom('people').selectAll().where('email', '=', normaliseEmail(email)).executeTakeFirst();
+}
+
+export async function findPersonById(executor: Executor, id: string): Promise<Person | undefined> {
+  return executor.selectFrom('people').select(['id', 'email', 'name']).where('id', '=', id).executeTakeFirst();
+}
+
+export async function countPeople(executor: Executor): Promise<number> {
+  const row = await executor.selectFrom('people').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export function checkPasswordStrength(password: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH) {
+    throw invalidRequest(`The password must be at least ${PASSWORD_MIN_LENGTH} characters long.`, { field: 'body.password' });
+  }
+}
+
+export async function insertPerson(
+  executor: Executor,
+  input: { email: string; name: string; password: string },
+  now: Date,
+): Promise<Person> {
+  checkPasswordStrength(input.password);
+  const email = normaliseEmail(input.email);
+  if (await findPersonByEmail(executor, email)) throw conflict('A person with this email already exists.');
+  const person = { id: newId('per', now.getTime()), email, name: input.name.trim() };
+  await executor
+    .insertInto('people')
+    .values({ ...person, password_hash: await hashPassword(input.password), created_at: now.toISOString() })
+    .execute();
+  return person;
+}

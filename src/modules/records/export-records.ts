@@ -1,0 +1,179 @@
+import { Readable } from 'node:stream';
+import type { Snapshot } from '../../db/connect.js';
+import type { Dialect } from '../../db/dialect.js';
+import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { invalidRequest } from '../../errors.js';
+import { findCollection } from '../collections/collections.js';
+import { getSchemaVersion } from '../schemas/schema-versions.js';
+import { cellText, csvLine } from './format-csv.js';
+import { parseFieldRef } from './query/field-ref.js';
+import { compileFilter } from './query/compile.js';
+import { parseFilter, type FilterNode } from './query/filter-parser.js';
+
+export type ExportFormat = 'ndjson' | 'csv';
+
+export interface ExportOptions {
+  format: ExportFormat;
+  /** The filter language of the record list (DESIGN.md §5). */
+  filter?: string;
+  /** CSV only: the data columns, comma separated, like `data.name,data.address.city`. */
+  fields?: string;
+}
+
+export interface RecordExport {
+  collectionName: string;
+  /** The export as text chunks, one page of records each; read it to the end or destroy it. */
+  body: Readable;
+}
+
+/** Records per query, and so per chunk of the body: memory holds about one page. */
+const PAGE_ROWS = 1000;
+export const MAX_CSV_FIELDS = 500;
+
+type ExportRow = Pick<RecordsTable, 'id' | 'data' | 'schema_version' | 'created_at' | 'updated_at'>;
+
+interface ExportScope {
+  executor: Executor;
+  dialect: Dialect;
+  collection: CollectionsTable;
+  filter: FilterNode | undefined;
+}
+
+/** A CSV column after id, createdAt and updatedAt: a path into the record's data. */
+interface DataColumn {
+  header: string;
+  path: string[];
+}
+
+/**
+ * Streams a collection's records (not those in the trash) as NDJSON or CSV, oldest first. Every
+ * page is read inside one snapshot (Deps.openSnapshot), so the export is exactly the records
+ * that existed when it started, however long it takes and whatever is written meanwhile; and
+ * only one page at a time is in memory. Everything that can be refused (filter, fields, the
+ * collection) is checked before the first byte, so a refusal is a proper error response.
+ */
+export async function exportRecords(deps: Deps, workspaceId: string, idOrName: string, options: ExportOptions): Promise<RecordExport> {
+  const filter = options.filter === undefined ? undefined : parseFilter(options.filter);
+  if (options.fields !== undefined && options.format !== 'csv') {
+    throw invalidRequest('fields chooses the columns of a CSV export; NDJSON always has every field.', { field: 'querystring.fields' });
+  }
+  const requested = options.fields === undefined ? undefined : parseFields(options.fields);
+
+  const snapshot = await deps.openSnapshot();
+  try {
+    const collection = await findCollection(snapshot.db, workspaceId, idOrName);
+    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter };
+    const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
+    // highWaterMark 1: one page waits in the stream at most; the next is read when it is taken.
+    const body = Readable.from(closingWhenDone(chunks, snapshot), { highWaterMark: 1 });
+    // A stream destroyed before its first read never runs the generator's finally.
+    body.once('close', () => void snapshot.close());
+    return { collectionName: collection.name, body };
+  } catch (error) {
+    await snapshot.close();
+    throw error;
+  }
+}
+
+async function* closingWhenDone(chunks: AsyncIterable<string>, snapshot: Snapshot): AsyncGenerator<string> {
+  try {
+    yield* chunks;
+  } finally {
+    await snapshot.close();
+  }
+}
+
+/** The live records of the scope in id order (creation order), a page at a time, by keyset. */
+async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
+  let after: string | null = null;
+  for (;;) {
+    let query = scope.executor
+      .selectFrom('records')
+      .select(['id', 'data', 'schema_version', 'created_at', 'updated_at'])
+      .where('workspace_id', '=', scope.collection.workspace_id)
+      .where('collection_id', '=', scope.collection.id)
+      .where('trashed_at', 'is', null);
+    if (scope.filter) query = query.where(compileFilter(scope.filter, scope.dialect));
+    if (after !== null) query = query.where('id', '>', after);
+    const rows: ExportRow[] = await query.orderBy('id').limit(PAGE_ROWS).execute();
+    if (rows.length > 0) yield rows;
+    if (rows.length < PAGE_ROWS) return;
+    after = rows[rows.length - 1]!.id;
+  }
+}
+
+/** One JSON object per line: {id, data, createdAt, updatedAt, schemaVersion}. */
+async function* ndjsonChunks(scope: ExportScope): AsyncGenerator<string> {
+  for await (const rows of recordPages(scope)) {
+    let text = '';
+    for (const row of rows) {
+      const line = { id: row.id, data: scope.dialect.readJson(row.data), createdAt: row.created_at, updatedAt: row.updated_at, schemaVersion: row.schema_version };
+      text += `${JSON.stringify(line)}\n`;
+    }
+    yield text;
+  }
+}
+
+/** A header row `id,createdAt,updatedAt,<data columns>`, then one row per record. */
+async function* csvChunks(scope: ExportScope, columns: DataColumn[]): AsyncGenerator<string> {
+  yield csvLine(['id', 'createdAt', 'updatedAt', ...columns.map((column) => column.header)]);
+  for await (const rows of recordPages(scope)) {
+    let text = '';
+    for (const row of rows) {
+      const data = scope.dialect.readJson(row.data);
+      text += csvLine([row.id, row.created_at, row.updated_at, ...columns.map((column) => cellText(valueAt(data, column.path)))]);
+    }
+    yield text;
+  }
+}
+
+function valueAt(data: unknown, path: readonly string[]): unknown {
+  let value = data;
+  for (const segment of path) {
+    // hasOwn: a column named like "constructor" must not reach into the prototype.
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
+/** `?fields=data.name,data.address.city`: data paths, each once; the header drops `data.`. */
+function parseFields(text: string): DataColumn[] {
+  const names = text.split(',').map((name) => name.trim());
+  if (names.length > MAX_CSV_FIELDS) throw invalidRequest(`fields names at most ${MAX_CSV_FIELDS} columns.`, { field: 'querystring.fields' });
+  const seen = new Set<string>();
+  return names.map((name) => {
+    const parsed = parseFieldRef(name);
+    if (!parsed.ok || parsed.field.kind !== 'data') {
+      const reason = parsed.ok ? `${name} is always one of the first three columns` : parsed.reason;
+      throw invalidRequest(`fields lists data columns like data.name (${reason}).`, { field: 'querystring.fields', value: name });
+    }
+    if (seen.has(name)) throw invalidRequest(`fields names ${name} twice.`, { field: 'querystring.fields', value: name });
+    seen.add(name);
+    return { header: parsed.field.path.join('.'), path: parsed.field.path };
+  });
+}
+
+/**
+ * The data columns when ?fields= is not given: the top-level properties of the active schema
+ * version, in its order; with no schema (or one without properties), every top-level key found
+ * in the exported records, sorted (jsonb does not keep key order, so order of appearance would
+ * differ between engines). That takes a first pass over the same snapshot, so the columns fit
+ * exactly the rows that follow.
+ */
+async function defaultColumns(scope: ExportScope): Promise<DataColumn[]> {
+  const version = scope.collection.active_schema_version;
+  if (version !== null) {
+    const { schema } = await getSchemaVersion(scope.executor, scope.collection.workspace_id, scope.collection.id, version);
+    const properties = schema.properties;
+    if (typeof properties === 'object' && properties !== null && Object.keys(properties).length > 0) {
+      return Object.keys(properties).map((key) => ({ header: key, path: [key] }));
+    }
+  }
+  const keys = new Set<string>();
+  for await (const rows of recordPages(scope)) {
+    for (const row of rows) for (const key of Object.keys(scope.dialect.readJson(row.data) as object)) keys.add(key);
+  }
+  return [...keys].sort().map((key) => ({ header: key, path: [key] }));
+}

@@ -1,0 +1,248 @@
+import type { Config } from '../../config.js';
+import type { Deps } from '../../deps.js';
+import { writeJson } from '../../db/dialect.js';
+import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { recordAudit } from '../audit/audit.js';
+import { findCollection, type CollectionContext } from '../collections/collections.js';
+import { emitEvents, type NewEvent } from '../events/outbox.js';
+import { getSchemaVersion, recordChecker } from '../schemas/schema-versions.js';
+import { importFailure, rowError, type ImportRow, type RowError } from './import-row.js';
+import { csvCellTypes, parseCsv } from './parse-csv.js';
+import { parseJsonArray } from './parse-json-array.js';
+import { parseNdjson } from './parse-ndjson.js';
+import type { RecordData } from './records.js';
+
+export type ImportFormat = 'ndjson' | 'json' | 'csv';
+
+/** `all`: the first refused row stops the import and nothing is kept. `partial`: refused rows are reported, the rest kept. */
+export type ImportMode = 'all' | 'partial';
+
+export interface ImportInput {
+  format: ImportFormat;
+  mode: ImportMode;
+  /** The body as it arrives: read once, in order, never held whole. */
+  body: AsyncIterable<Buffer | string> | Iterable<Buffer | string>;
+}
+
+export interface RejectedRow {
+  line: number;
+  error: RowError;
+}
+
+export interface ImportReport {
+  imported: number;
+  /** The first MAX_REPORTED_REJECTIONS refused rows; rejectedCount counts them all. */
+  rejected: RejectedRow[];
+  rejectedCount: number;
+}
+
+/** Rows per INSERT: few statements, each well under SQLite's 32766 bound parameters. */
+const BATCH_ROWS = 500;
+export const MAX_REPORTED_REJECTIONS = 1000;
+
+/**
+ * Imports records from a streamed body (NDJSON, a JSON array or CSV) into a collection, each
+ * checked like a created record (a JSON object, valid under the active schema version), with one
+ * record.created event each. Everything happens in one transaction, so an import is kept whole or
+ * not at all: a refused row in `all` mode, a body over PLAINBASE_IMPORT_LIMIT or a broken body
+ * rolls back every row already written. Rows are written BATCH_ROWS at a time, so memory stays
+ * flat whatever the size of the body.
+ *
+ * On SQLite the transaction holds the one database connection until the body has been read, so
+ * other requests wait for the import (docs/import-export.md).
+ */
+export async function importRecords(deps: Deps, context: CollectionContext, idOrName: string, input: ImportInput): Promise<ImportReport> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, context.workspaceId, idOrName);
+    const check = await recordChecker(trx, collection);
+    const rows = await parseBody(trx, collection, input, deps.config);
+    const unit = input.format === 'json' ? 'Item' : 'Line';
+    const report: ImportReport = { imported: 0, rejected: [], rejectedCount: 0 };
+    const batch = recordBatch(trx, collection, now);
+
+    try {
+      for await (const row of rows) {
+        const accepted = 'error' in row ? row : acceptRow(row.line, row.data, check, deps.config.bodyLimitBytes);
+        if ('error' in accepted) {
+          if (input.mode === 'all') throw importFailure(unit, accepted.line, accepted.error);
+          report.rejectedCount += 1;
+          if (report.rejected.length < MAX_REPORTED_REJECTIONS) report.rejected.push({ line: accepted.line, error: accepted.error });
+          continue;
+        }
+        if (batch.add(accepted)) await batch.flush();
+      }
+      await batch.flush();
+      await batch.settled();
+    } catch (error) {
+      // A write still in flight must finish before the transaction rolls back: sent after the
+      // ROLLBACK, it would run outside the transaction and be kept.
+      await batch.settled().catch(() => undefined);
+      throw error;
+    }
+    report.imported = batch.written();
+
+    // One entry for the whole import: who brought how many records in (per-record entries would
+    // double a large import, and each record already has its event).
+    await recordAudit(trx, now, context.meta, {
+      workspaceId: context.workspaceId,
+      actor: context.actor,
+      action: 'collection.records_imported',
+      target: { type: 'collection', id: collection.id },
+      details: { collectionId: collection.id, format: input.format, mode: input.mode, imported: report.imported, rejectedCount: report.rejectedCount },
+    });
+    return report;
+  });
+}
+
+async function parseBody(executor: Executor, collection: CollectionsTable, input: ImportInput, config: Config): Promise<AsyncIterable<ImportRow>> {
+  const chunks = limitBytes(input.body, config.importLimitBytes);
+  // One record is held to the limit of a single JSON request body, however it arrives.
+  const maxRecordBytes = config.bodyLimitBytes;
+  switch (input.format) {
+    case 'ndjson':
+      return parseNdjson(chunks, { maxLineBytes: maxRecordBytes });
+    case 'json':
+      return parseJsonArray(chunks);
+    case 'csv': {
+      const version = collection.active_schema_version;
+      const schema = version === null ? null : (await getSchemaVersion(executor, collection.workspace_id, collection.id, version)).schema;
+      return parseCsv(chunks, { cellTypes: csvCellTypes(schema), maxRowBytes: maxRecordBytes });
+    }
+  }
+}
+
+/** The answer to an import body over PLAINBASE_IMPORT_LIMIT, declared or counted. */
+export const importTooLarge = (limit: number): AppError =>
+  new AppError('PAYLOAD_TOO_LARGE', `The import is larger than ${limit} bytes (PLAINBASE_IMPORT_LIMIT); nothing was imported.`, { limitBytes: limit });
+
+/**
+ * Counts the body's bytes as they arrive: the HTTP layer cannot, since the body is streamed to
+ * the parser instead of buffered. Past the limit the import fails, and its transaction with it.
+ */
+async function* limitBytes(chunks: ImportInput['body'], limit: number): AsyncGenerator<Buffer> {
+  let total = 0;
+  for await (const chunk of chunks) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    total += bytes.length;
+    if (total > limit) throw importTooLarge(limit);
+    yield bytes;
+  }
+}
+
+interface AcceptedRow {
+  data: RecordData;
+  json: string;
+  schemaVersion: number | null;
+}
+
+/** Checks one row as createRecord checks a record; returns why not, or the row ready to write. */
+function acceptRow(
+  line: number,
+  data: unknown,
+  check: (data: unknown) => number | null,
+  maxRecordBytes: number,
+): AcceptedRow | { line: number; error: RowError } {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { line, error: rowError('INVALID_REQUEST', `A record's data must be a JSON object, not ${kindOf(data)}.`) };
+  }
+  const json = writeJson(data);
+  if (json.length > maxRecordBytes || (json.length * 3 > maxRecordBytes && Buffer.byteLength(json) > maxRecordBytes)) {
+    return { line, error: rowError('PAYLOAD_TOO_LARGE', `The record is larger than ${maxRecordBytes} bytes, the limit for one record.`, { limitBytes: maxRecordBytes }) };
+  }
+  const unstorable = unstorableReason(json);
+  if (unstorable) return { line, error: rowError('INVALID_REQUEST', `The record ${unstorable}.`) };
+  // Refused as the app's JSON body parser refuses it; JSON.parse keeps it as a plain field.
+  if (json.includes('"__proto__":') && PROTO_KEY.test(json)) return { line, error: rowError('INVALID_REQUEST', 'A field cannot be named "__proto__".') };
+  let schemaVersion: number | null;
+  try {
+    schemaVersion = check(data);
+  } catch (error) {
+    if (error instanceof AppError) return { line, error: rowError(error.code, error.message, error.details) };
+    throw error;
+  }
+  return { data: data as RecordData, json, schemaVersion };
+}
+
+const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? 'a string' : `a ${typeof value}`;
+
+// In JSON.stringify's compact output, a key is a quoted string directly followed by a colon; a
+// quote inside a string is escaped, so the match cannot be the end of a value.
+const PROTO_KEY = /(?<!\\)"__proto__":/;
+
+// JSON.stringify writes NUL as \u0000 and a lone surrogate as \udXXX (a paired one stays raw).
+// An escape counts only after an even run of backslashes: "\\u0000" is a backslash and text.
+const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(0000|d[89a-f][0-9a-f]{2})/;
+
+/**
+ * PostgreSQL's jsonb cannot hold NUL or a lone surrogate; both engines refuse them, so an import
+ * behaves the same everywhere and such a row is reported instead of failing the batch.
+ */
+function unstorableReason(json: string): string | undefined {
+  if (!json.includes('\\u')) return undefined;
+  const match = UNSTORABLE_ESCAPE.exec(json);
+  if (!match) return undefined;
+  return match[1] === '0000' ? 'contains the NUL character (\\u0000), which cannot be stored' : 'contains a lone surrogate (an unpaired \\uD800-\\uDFFF), which is not Unicode';
+}
+
+/**
+ * Collects accepted rows and writes them, with their events, in multi-row statements. One write
+ * may be in flight while the next batch is parsed, so on PostgreSQL parsing overlaps the round
+ * trip instead of waiting for it; flush waits for the previous write before starting the next
+ * (one connection runs one statement at a time), and settled for the last one.
+ */
+function recordBatch(executor: Executor, collection: CollectionsTable, now: Date) {
+  let pending: AcceptedRow[] = [];
+  let written = 0;
+  let inFlight: Promise<void> = Promise.resolve();
+  const at = now.toISOString();
+
+  async function write(rows: AcceptedRow[]): Promise<void> {
+    const records: RecordsTable[] = [];
+    const events: NewEvent[] = [];
+    for (const row of rows) {
+      // newId is monotonic: ids made in the same millisecond still sort in import order.
+      const id = newId('rec', now.getTime());
+      records.push({
+        id,
+        workspace_id: collection.workspace_id,
+        collection_id: collection.id,
+        data: row.json,
+        schema_version: row.schemaVersion,
+        revision: 1,
+        created_at: at,
+        updated_at: at,
+        trashed_at: null,
+      });
+      // The record.created payload of DESIGN.md §6, as createRecord writes it.
+      events.push({ workspaceId: collection.workspace_id, collectionId: collection.id, type: 'record.created', data: { record: { id, data: row.data } } });
+    }
+    await executor.insertInto('records').values(records).execute();
+    await emitEvents(executor, now, events);
+    written += records.length;
+  }
+
+  return {
+    /** Adds a row; true when the batch is full and should be flushed. */
+    add(row: AcceptedRow): boolean {
+      pending.push(row);
+      return pending.length >= BATCH_ROWS;
+    },
+    /** Waits for the previous write, then starts writing the pending rows without waiting. */
+    async flush(): Promise<void> {
+      await inFlight;
+      if (pending.length === 0) return;
+      const rows = pending;
+      pending = [];
+      inFlight = write(rows);
+      // Marked as handled so a failure waits for the next flush or settled to surface, instead
+      // of crashing the process as an unhandled rejection in between.
+      inFlight.catch(() => undefined);
+    },
+    settled: () => inFlight,
+    written: () => written,
+  };
+}

@@ -1,0 +1,139 @@
+import type { Dialect } from '../../../db/dialect.js';
+import type { Executor, RecordsTable } from '../../../db/schema.js';
+import { AppError } from '../../../errors.js';
+import { compileFilter, keysetCondition, orderModifiers, orderTermKinds, orderTerms, orderValues, termsPinnedByFilter } from './compile.js';
+import type { FilterNode } from './filter-parser.js';
+import { formatSort, type SortKey } from './sort-parser.js';
+import { unstorableTextReason } from './storable-text.js';
+
+/**
+ * One page of a collection's records, by keyset: the next page starts strictly after the last
+ * row's sort values and id, so records added or removed between pages shift nothing; every
+ * record that was there all along is seen exactly once.
+ */
+
+/** The columns a cursor is made from; always read, whatever `fields` asks for. */
+export type CursorColumn = 'id' | 'created_at' | 'updated_at' | 'data';
+export type CursorRow = Pick<RecordsTable, CursorColumn>;
+
+/** A decoded cursor: the sort it was made for and the last row's values of orderTerms(sort). */
+export interface Cursor {
+  sort: string;
+  values: (string | number | null)[];
+}
+
+export interface RecordQueryScope {
+  executor: Executor;
+  dialect: Dialect;
+  workspaceId: string;
+  collectionId: string;
+  filter?: FilterNode;
+  /** The trash (trashed_at set) instead of the live records. */
+  trashed: boolean;
+}
+
+export interface ListRecordsOptions<F extends keyof RecordsTable = keyof RecordsTable> extends RecordQueryScope {
+  sort: readonly SortKey[];
+  /** Rows per page, 1–1000; one more row is read to tell whether a next page exists. */
+  limit: number;
+  after?: Cursor;
+  /** Columns to read (default all); the cursor's columns are read anyway. */
+  fields?: readonly F[];
+}
+
+export const MAX_LIST_LIMIT = 1000;
+
+const CURSOR_COLUMNS: readonly CursorColumn[] = ['id', 'created_at', 'updated_at', 'data'];
+const ALL_COLUMNS: readonly (keyof RecordsTable)[] = [
+  'id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at',
+];
+
+function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed }: RecordQueryScope) {
+  let query = executor
+    .selectFrom('records')
+    .where('workspace_id', '=', workspaceId)
+    .where('collection_id', '=', collectionId)
+    .where('trashed_at', trashed ? 'is not' : 'is', null);
+  if (filter) query = query.where(compileFilter(filter, dialect));
+  return query;
+}
+
+/**
+ * The list query itself (not run), so tests can EXPLAIN exactly what listRecordRows runs. Terms
+ * the filter pins to one value are left out of ORDER BY and the keyset: they order nothing.
+ */
+export function buildListRecordsQuery<F extends keyof RecordsTable = keyof RecordsTable>(options: ListRecordsOptions<F>) {
+  const { dialect, filter, sort, limit, after, fields } = options;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
+  }
+  if (after && after.sort !== formatSort(sort)) throw cursorError('it was made for another sort');
+  const pinned = filter ? termsPinnedByFilter(filter, dialect) : new Set<string>();
+  const terms = orderTerms(sort, dialect);
+  const kept = terms.flatMap((term, i) => (pinned.has(term.key) ? [] : [{ term, value: after?.values[i] ?? null }]));
+
+  const columns = [...new Set([...(fields ?? ALL_COLUMNS), ...CURSOR_COLUMNS])];
+  let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
+  if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
+  for (const { term } of kept) {
+    query = query.orderBy(term.expression, orderModifiers(term));
+  }
+  return query.limit(limit + 1);
+}
+
+/** Up to limit + 1 rows in sort order: a row beyond `limit` means there is a next page. */
+export async function listRecordRows<F extends keyof RecordsTable = keyof RecordsTable>(
+  options: ListRecordsOptions<F>,
+): Promise<Pick<RecordsTable, F | CursorColumn>[]> {
+  return (await buildListRecordsQuery(options).execute()) as Pick<RecordsTable, F | CursorColumn>[];
+}
+
+/** How many records match, with the same scope and filter as the list. */
+export async function countRecords(options: RecordQueryScope): Promise<number> {
+  const row = await scopedQuery(options).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursors: base64url of JSON {s: the sort, v: the row's values of orderTerms(sort)}. Opaque to
+// callers; readable to us, and checked as the untrusted input it is.
+
+export function encodeCursor(row: CursorRow, sort: readonly SortKey[]): string {
+  // Record data is always a JSON object, so text here can only be SQLite's stored form.
+  const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
+  const cursor = { s: formatSort(sort), v: orderValues(sort, row, data) };
+  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+}
+
+function cursorError(reason: string): AppError {
+  return new AppError('INVALID_REQUEST', `The cursor is not valid (${reason}); pass nextCursor exactly as received, with the same sort.`, {
+    field: 'querystring.cursor',
+  });
+}
+
+export function decodeCursor(text: string, sort: readonly SortKey[]): Cursor {
+  let parsed: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error('not base64url');
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw cursorError('it is not one of ours');
+  }
+  if (typeof parsed !== 'object' || parsed === null || !('s' in parsed) || !('v' in parsed)) throw cursorError('it is not one of ours');
+  const { s, v } = parsed as { s: unknown; v: unknown };
+  if (s !== formatSort(sort)) throw cursorError('it was made for another sort');
+  // Each value must be what that term can hold, so no cursor can make the query fail.
+  const kinds = orderTermKinds(sort);
+  if (!Array.isArray(v) || v.length !== kinds.length) throw cursorError('it does not fit the sort');
+  v.forEach((value, i) => checkCursorValue(kinds[i]!, value));
+  return { sort: s, values: v };
+}
+
+function checkCursorValue(part: ReturnType<typeof orderTermKinds>[number], value: unknown): void {
+  const fits =
+    part === 'rank' ? value === null || (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 4)
+    : part === 'number' ? value === null || (typeof value === 'number' && Number.isFinite(value))
+    : part === 'text' ? value === null || (typeof value === 'string' && unstorableTextReason(value) === undefined)
+    : typeof value === 'string' && value.length <= 64 && unstorableTextReason(value) === undefined;
+  if (!fits) throw cursorError('it does not fit the sort');
+}

@@ -1,0 +1,250 @@
+import type { Deps } from '../../deps.js';
+import { writeJson, type Dialect } from '../../db/dialect.js';
+import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
+import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { recordAudit } from '../audit/audit.js';
+import { findCollection, type CollectionContext } from '../collections/collections.js';
+import { emitEvent, type EventType } from '../events/outbox.js';
+import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
+import { recordChecker } from '../schemas/schema-versions.js';
+import { applyMergePatch } from './merge-patch.js';
+import { unstorableTextReason } from './query/storable-text.js';
+
+export type RecordData = Record<string, unknown>;
+
+export interface RecordView {
+  id: string;
+  collectionId: string;
+  data: RecordData;
+  schemaVersion: number | null;
+  files: string[];
+  createdAt: string;
+  updatedAt: string;
+  trashedAt: string | null;
+}
+
+/** A record and its ETag: the revision, which goes up on every change. */
+export interface VersionedRecord {
+  record: RecordView;
+  etag: string;
+}
+
+export const etagOf = (revision: number): string => `"${revision}"`;
+
+export function toRecordView(dialect: Dialect, row: RecordsTable): RecordView {
+  return viewWithData(row, dialect.readJson(row.data) as RecordData);
+}
+
+function viewWithData(row: RecordsTable, data: RecordData): RecordView {
+  return {
+    id: row.id,
+    collectionId: row.collection_id,
+    data,
+    schemaVersion: row.schema_version,
+    files: [],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    trashedAt: row.trashed_at,
+  };
+}
+
+const versioned = (dialect: Dialect, row: RecordsTable): VersionedRecord => ({ record: toRecordView(dialect, row), etag: etagOf(row.revision) });
+
+export function assertRecordData(data: unknown): asserts data is RecordData {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw invalidRequest('A record\'s data must be a JSON object.', { field: 'body.data' });
+  }
+  const problem = unstorableIn(data, 'data');
+  if (problem) throw invalidRequest(`${problem.path} ${problem.reason}.`, { field: `body.${problem.path}` });
+}
+
+/** The first key or string, at any depth, that one of the engines cannot store (NUL, lone surrogates). */
+function unstorableIn(value: unknown, path: string): { path: string; reason: string } | null {
+  if (typeof value === 'string') {
+    const reason = unstorableTextReason(value);
+    return reason ? { path, reason } : null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const keyReason = unstorableTextReason(key);
+    if (keyReason) return { path, reason: `has a key that ${keyReason}` };
+    const found = unstorableIn(child, Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** The payload of record events (DESIGN.md §6). */
+const eventOf = (collection: CollectionsTable, type: EventType, id: string, data: RecordData) => ({
+  workspaceId: collection.workspace_id,
+  collectionId: collection.id,
+  type,
+  data: { record: { id, data } },
+});
+
+/**
+ * Writes made with a key are audited (which key, for whom); a person's record writes are not,
+ * as the event outbox already tells what changed and they would double every write.
+ */
+async function auditKeyWrite(executor: Executor, at: Date, context: CollectionContext, action: string, recordId: string, collectionId: string): Promise<void> {
+  if (context.actor.type === 'person') return;
+  await recordAudit(executor, at, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action, target: { type: 'record', id: recordId }, details: { collectionId } });
+}
+
+export interface CreateOptions {
+  idempotency?: IdempotencyKey;
+}
+
+/** Creates a record, checked against the active schema version; replays an earlier response for a repeated Idempotency-Key. */
+export async function createRecord(
+  deps: Deps,
+  context: CollectionContext,
+  idOrName: string,
+  data: RecordData,
+  options: CreateOptions = {},
+): Promise<StoredResponse & { etag?: string }> {
+  assertRecordData(data);
+  const now = deps.clock.now();
+  const { idempotency } = options;
+  if (idempotency) {
+    const stored = await findStoredResponse(deps.db, idempotency, now);
+    if (stored) return stored;
+  }
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      const collection = await findCollection(trx, context.workspaceId, idOrName);
+      const schemaVersion = (await recordChecker(trx, collection))(data);
+      const row: RecordsTable = {
+        id: newId('rec', now.getTime()),
+        workspace_id: context.workspaceId,
+        collection_id: collection.id,
+        data: writeJson(data),
+        schema_version: schemaVersion,
+        revision: 1,
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+        trashed_at: null,
+      };
+      await trx.insertInto('records').values(row).execute();
+      await emitEvent(trx, now, eventOf(collection, 'record.created', row.id, data));
+      await auditKeyWrite(trx, now, context, 'record.created', row.id, collection.id);
+      const response = { status: 201, body: viewWithData(row, data) };
+      if (idempotency) await storeResponse(trx, idempotency, now, response);
+      return { ...response, etag: etagOf(1) };
+    });
+  } catch (error) {
+    // Another request with the same key committed first: answer what it answered.
+    if (idempotency && deps.dialect.isUniqueViolation(error)) {
+      const stored = await findStoredResponse(deps.db, idempotency, now);
+      if (stored) return stored;
+    }
+    throw error;
+  }
+}
+
+async function findRecord(executor: Executor, collection: CollectionsTable, recordId: string): Promise<RecordsTable> {
+  const row = await executor
+    .selectFrom('records')
+    .selectAll()
+    .where('workspace_id', '=', collection.workspace_id)
+    .where('collection_id', '=', collection.id)
+    .where('id', '=', recordId)
+    .executeTakeFirst();
+  if (!row) throw notFound('record');
+  return row;
+}
+
+export async function getRecord(
+  deps: Deps,
+  workspaceId: string,
+  idOrName: string,
+  recordId: string,
+  options: { includeTrashed?: boolean } = {},
+): Promise<VersionedRecord> {
+  const collection = await findCollection(deps.db, workspaceId, idOrName);
+  const row = await findRecord(deps.db, collection, recordId);
+  if (row.trashed_at && !options.includeTrashed) {
+    throw new AppError('NOT_FOUND', 'The record is in the trash; read it with ?trashed=true or restore it.', { trashed: true });
+  }
+  return versioned(deps.dialect, row);
+}
+
+function checkIfMatch(row: RecordsTable, ifMatch: string | undefined): void {
+  if (ifMatch === undefined || ifMatch === '*') return;
+  const accepted = ifMatch.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  if (!accepted.includes(etagOf(row.revision))) {
+    throw new AppError('PRECONDITION_FAILED', 'The record changed since you read it; read it again and retry.', { etag: etagOf(row.revision) });
+  }
+}
+
+/** PATCH merges (JSON Merge Patch), PUT replaces; both honour If-Match and the active schema. */
+export async function updateRecord(
+  deps: Deps,
+  context: CollectionContext,
+  idOrName: string,
+  recordId: string,
+  input: { data: RecordData; mode: 'merge' | 'replace'; ifMatch?: string },
+): Promise<VersionedRecord> {
+  assertRecordData(input.data);
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, context.workspaceId, idOrName);
+    const current = await findRecord(trx, collection, recordId);
+    if (current.trashed_at) throw conflict('The record is in the trash; restore it before changing it.');
+    checkIfMatch(current, input.ifMatch);
+    const data = input.mode === 'merge' ? (applyMergePatch(deps.dialect.readJson(current.data), input.data) as RecordData) : input.data;
+    const schemaVersion = (await recordChecker(trx, collection))(data);
+    const changes = { data: writeJson(data), schema_version: schemaVersion, revision: current.revision + 1, updated_at: now.toISOString() };
+    // The revision in the condition makes a concurrent writer that read the same revision lose.
+    const result = await trx.updateTable('records').set(changes).where('id', '=', current.id).where('revision', '=', current.revision).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while this update ran; retry.');
+    await emitEvent(trx, now, eventOf(collection, 'record.updated', current.id, data));
+    await auditKeyWrite(trx, now, context, 'record.updated', current.id, collection.id);
+    return { record: viewWithData({ ...current, ...changes }, data), etag: etagOf(changes.revision) };
+  });
+}
+
+/** Moves a record to the trash, or back out of it. */
+export async function setRecordTrashed(
+  deps: Deps,
+  context: CollectionContext,
+  idOrName: string,
+  recordId: string,
+  trashed: boolean,
+  ifMatch?: string,
+): Promise<VersionedRecord> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, context.workspaceId, idOrName);
+    const current = await findRecord(trx, collection, recordId);
+    if (Boolean(current.trashed_at) === trashed) {
+      throw conflict(trashed ? 'The record is already in the trash.' : 'The record is not in the trash.');
+    }
+    checkIfMatch(current, ifMatch);
+    const changes = { trashed_at: trashed ? now.toISOString() : null, revision: current.revision + 1 };
+    await trx.updateTable('records').set(changes).where('id', '=', current.id).execute();
+    const row = { ...current, ...changes };
+    const view = toRecordView(deps.dialect, row);
+    await emitEvent(trx, now, eventOf(collection, trashed ? 'record.deleted' : 'record.restored', row.id, view.data));
+    await auditKeyWrite(trx, now, context, trashed ? 'record.trashed' : 'record.restored', row.id, collection.id);
+    return { record: view, etag: etagOf(row.revision) };
+  });
+}
+
+/** Deletes a record for good (a person with records:purge only); no event, an audit entry. */
+export async function purgeRecord(deps: Deps, context: CollectionContext, idOrName: string, recordId: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, context.workspaceId, idOrName);
+    const current = await findRecord(trx, collection, recordId);
+    await trx.deleteFrom('records').where('id', '=', current.id).execute();
+    await recordAudit(trx, now, context.meta, {
+      workspaceId: context.workspaceId,
+      actor: context.actor,
+      action: 'record.purged',
+      target: { type: 'record', id: current.id },
+      details: { collectionId: collection.id },
+    });
+  });
+}

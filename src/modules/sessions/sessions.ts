@@ -1,0 +1,42 @@
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/schema.js';
+import { randomToken, sha256Hex } from '../../secrets.js';
+import type { Person } from '../people/people.js';
+
+export const SESSION_COOKIE = 'plainbase_session';
+
+export interface NewSession {
+  token: string;
+  expiresAt: string;
+}
+
+export async function createSession(executor: Executor, deps: Deps, personId: string): Promise<NewSession> {
+  const now = deps.clock.now();
+  const token = randomToken();
+  const expiresAt = new Date(now.getTime() + deps.config.sessionTtlSeconds * 1000).toISOString();
+  await executor
+    .insertInto('sessions')
+    .values({ token_hash: sha256Hex(token), person_id: personId, created_at: now.toISOString(), expires_at: expiresAt })
+    .execute();
+  return { token, expiresAt };
+}
+
+/** The person behind a session cookie, or null when the session is unknown or has expired. */
+export async function findSession(deps: Deps, token: string): Promise<{ person: Person; expiresAt: string } | null> {
+  const row = await deps.db
+    .selectFrom('sessions')
+    .innerJoin('people', 'people.id', 'sessions.person_id')
+    .select(['people.id', 'people.email', 'people.name', 'sessions.expires_at'])
+    .where('sessions.token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row || row.expires_at <= deps.clock.now().toISOString()) return null;
+  return { person: { id: row.id, email: row.email, name: row.name }, expiresAt: row.expires_at };
+}
+
+export async function deleteSession(deps: Deps, token: string): Promise<void> {
+  await deps.db.deleteFrom('sessions').where('token_hash', '=', sha256Hex(token)).execute();
+}
+
+export async function purgeExpiredSessions(deps: Deps): Promise<void> {
+  await deps.db.deleteFrom('sessions').where('expires_at', '<=', deps.clock.now().toISOString()).execute();
+}

@@ -1,0 +1,101 @@
+import type { Role } from '../../abilities.js';
+import type { Deps } from '../../deps.js';
+import type { Executor } from '../../db/schema.js';
+import { AppError, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
+import type { Person } from '../people/people.js';
+
+export interface WorkspaceView {
+  id: string;
+  name: string;
+  role: Role;
+  createdAt: string;
+}
+
+const personActor = (person: Person): Actor => ({ type: 'person', id: person.id, name: person.name });
+
+/** Creates a workspace owned by `owner`, in the caller's transaction. */
+export async function insertWorkspace(
+  executor: Executor,
+  at: Date,
+  meta: RequestMeta,
+  owner: Person,
+  name: string,
+  actor: Actor = personActor(owner),
+): Promise<WorkspaceView> {
+  const workspace = { id: newId('ws', at.getTime()), name: name.trim(), created_at: at.toISOString() };
+  await executor.insertInto('workspaces').values(workspace).execute();
+  await executor
+    .insertInto('memberships')
+    .values({ workspace_id: workspace.id, person_id: owner.id, role: 'owner', joined_at: workspace.created_at })
+    .execute();
+  await recordAudit(executor, at, meta, {
+    workspaceId: workspace.id,
+    actor,
+    action: 'workspace.created',
+    target: { type: 'workspace', id: workspace.id },
+    details: { name: workspace.name, owner: owner.id },
+  });
+  return { id: workspace.id, name: workspace.name, role: 'owner', createdAt: workspace.created_at };
+}
+
+export async function createWorkspace(deps: Deps, person: Person, name: string, meta: RequestMeta): Promise<WorkspaceView> {
+  return deps.db.transaction().execute((trx) => insertWorkspace(trx, deps.clock.now(), meta, person, name));
+}
+
+export async function listWorkspaces(executor: Executor, personId: string): Promise<WorkspaceView[]> {
+  const rows = await executor
+    .selectFrom('memberships')
+    .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+    .select(['workspaces.id', 'workspaces.name', 'workspaces.created_at', 'memberships.role'])
+    .where('memberships.person_id', '=', personId)
+    .orderBy('workspaces.id')
+    .execute();
+  return rows.map((row) => ({ id: row.id, name: row.name, role: row.role as Role, createdAt: row.created_at }));
+}
+
+/** The person's role in the workspace, read fresh on every request so changes apply at once. */
+export async function findRole(executor: Executor, workspaceId: string, personId: string): Promise<Role | null> {
+  const row = await executor
+    .selectFrom('memberships')
+    .select('role')
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
+  return (row?.role as Role | undefined) ?? null;
+}
+
+/** The owner hands the workspace to another member, who becomes owner; the old owner becomes admin. */
+export async function transferOwnership(
+  deps: Deps,
+  workspaceId: string,
+  owner: Person,
+  newOwnerId: string,
+  meta: RequestMeta,
+): Promise<void> {
+  if (newOwnerId === owner.id) throw new AppError('CONFLICT', 'You already own this workspace.');
+  await deps.db.transaction().execute(async (trx) => {
+    const role = await findRole(trx, workspaceId, newOwnerId);
+    if (!role) throw notFound('member');
+    await trx
+      .updateTable('memberships')
+      .set({ role: 'admin' })
+      .where('workspace_id', '=', workspaceId)
+      .where('person_id', '=', owner.id)
+      .execute();
+    await trx
+      .updateTable('memberships')
+      .set({ role: 'owner' })
+      .where('workspace_id', '=', workspaceId)
+      .where('person_id', '=', newOwnerId)
+      .execute();
+    await recordAudit(trx, deps.clock.now(), meta, {
+      workspaceId,
+      actor: personActor(owner),
+      action: 'workspace.ownership_transferred',
+      target: { type: 'person', id: newOwnerId },
+      details: { from: owner.id, to: newOwnerId, previousRole: role },
+    });
+  });
+}

@@ -1,0 +1,328 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PERSON_ONLY_ABILITIES, ROLE_ABILITIES, ROLES, SCOPES, type Ability, type Scope } from '../src/abilities.js';
+import { buildApp, type DeclaredRoute } from '../src/app.js';
+import { needs, type Access } from '../src/http/access.js';
+import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
+import { closeSender } from '../src/delivery/guard-options.js';
+import { buildMatrixWorld, LATER_MS, MATRIX_CONFIG, type Caller, type CallerKind, type CollectionName, type MatrixWorld } from './support/matrix-callers.js';
+
+/**
+ * The access matrix: every route the app declares, against every kind of caller, each answer
+ * checked against the abilities table (src/abilities.ts data, DESIGN.md §3-§5, SPEC.md §5.4).
+ * The expectations are worked out here from the tables, never by asking the app's own checks.
+ * A new route joins by itself; one with a path parameter this file cannot fill fails until
+ * PARAMS names a fixture for it.
+ */
+
+/** Fills a path parameter for a caller; every parameter name of every route must be here. */
+const PARAMS: Record<string, (world: MatrixWorld, caller: Caller) => string> = {
+  col: (world, caller) => world.collections[caller.collection].id,
+  rec: (world, caller) => world.collections[caller.collection].recordId,
+  version: () => '1',
+  key: (world) => world.targets.keyId,
+  sa: (world) => world.targets.serviceAccountId,
+  personId: (world) => world.targets.personId,
+  inviteId: (world) => world.targets.inviteId,
+  token: (world) => world.targets.inviteToken,
+  wh: (world) => world.targets.webhookId,
+  dlv: (world) => world.targets.deliveryId,
+  // An index that does not exist: an allowed caller gets 404, which still proves access passed.
+  name: () => 'no_such_index',
+  '*': () => 'swagger-ui.css',
+};
+
+/** Parameters that name a collection, so a key restricted to collections is checked against them. */
+const COLLECTION_PARAMS = new Set(['col']);
+
+/**
+ * Routes whose needs depend on the request: an extra row each, with the further ability the
+ * request needs after the route's declared one.
+ */
+const EXTRA_ROWS: { method: string; url: string; query: string; alsoNeeds: Ability }[] = [
+  { method: 'DELETE', url: '/v1/collections/:col/records/:rec', query: 'permanent=true', alsoNeeds: 'records:purge' },
+];
+
+/**
+ * The routes that need no ability, by kind. Declaring one of these kinds is a decision that
+ * lets callers in without any ability, so a new one must be added here on purpose.
+ */
+const NO_ABILITY_ROUTES: Record<string, Access['kind']> = {
+  'GET /healthz': 'open',
+  'GET /readyz': 'open',
+  'GET /metrics': 'open',
+  'GET /v1/openapi.json': 'open',
+  'POST /v1/auth/sign-in': 'open',
+  'GET /v1/auth/setup': 'open',
+  'POST /v1/auth/setup': 'open',
+  'POST /v1/invites/:token/accept': 'open',
+  'POST /v1/auth/sign-out': 'person',
+  'GET /v1/auth/session': 'person',
+  'GET /v1/workspaces': 'person',
+  'POST /v1/workspaces': 'person',
+  'GET /v1/me': 'member',
+};
+const isDocsRoute = (route: DeclaredRoute) => route.url === '/docs' || route.url.startsWith('/docs/');
+
+interface Row {
+  method: string;
+  /** The route's URL pattern, as declared. */
+  url: string;
+  query: string;
+  access: Access;
+  alsoNeeds?: Ability;
+  params: string[];
+  /** Changes or ends things: runs after every other row, so the fixture stays as built for those. */
+  destructive: boolean;
+}
+
+const label = (row: Row) => `${row.method} ${row.url}${row.query ? `?${row.query}` : ''}`;
+
+function paramsOf(url: string): string[] {
+  const names = [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1]!);
+  return url.includes('*') ? [...names, '*'] : names;
+}
+
+function rowsOf(routes: DeclaredRoute[]): { rows: Row[]; problems: string[] } {
+  const problems: string[] = [];
+  const rows: Row[] = [];
+  const add = (route: DeclaredRoute, query = '', alsoNeeds?: Ability) => {
+    const params = paramsOf(route.url);
+    for (const name of params.filter((param) => !(param in PARAMS))) {
+      problems.push(`${route.method} ${route.url}: no fixture for the path parameter ${name === '*' ? '*' : `:${name}`}; add one to PARAMS in test/access-matrix.test.ts`);
+    }
+    if (params.some((param) => !(param in PARAMS))) return;
+    const destructive = route.method === 'DELETE' || /\/(revoke|rotate|sign-out|transfer-ownership)$/.test(route.url);
+    rows.push({ method: route.method, url: route.url, query, access: route.access, alsoNeeds, params, destructive });
+  };
+  for (const route of routes) add(route);
+  for (const extra of EXTRA_ROWS) {
+    const route = routes.find((candidate) => candidate.method === extra.method && candidate.url === extra.url);
+    if (!route) problems.push(`EXTRA_ROWS names ${extra.method} ${extra.url}, which the app no longer declares`);
+    else add(route, extra.query, extra.alsoNeeds);
+  }
+  // Stable order: everything that keeps the fixture first, then what changes or ends things.
+  rows.sort((a, b) => Number(a.destructive) - Number(b.destructive));
+  return { rows, problems };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The expected answer, from the tables.
+
+type Expected = { allowed: true } | { allowed: false; status: number; code: string; requiredScope?: Scope };
+
+const ALLOWED: Expected = { allowed: true };
+const refused = (status: number, code: string, requiredScope?: Scope): Expected => ({ allowed: false, status, code, ...(requiredScope ? { requiredScope } : {}) });
+const PERSON_ONLY = new Set<string>(PERSON_ONLY_ABILITIES);
+const SCOPE_NAMES = new Set<string>(SCOPES);
+/** SPEC.md §5.4 rule 1: any record, schema or file scope also reads the collection's basic details. */
+const GRANTS_COLLECTION_READ = /^(records|schemas|files):/;
+
+function keyHolds(scopes: ReadonlySet<Scope>, ability: Ability): boolean {
+  if ((scopes as ReadonlySet<string>).has(ability)) return true;
+  return ability === 'collections:read' && [...scopes].some((scope) => GRANTS_COLLECTION_READ.test(scope));
+}
+
+/** What a key gets for one ability: null when it may. */
+function keyRefusal(scopes: ReadonlySet<Scope>, ability: Ability): Expected | null {
+  if (PERSON_ONLY.has(ability)) return refused(403, 'PERSON_REQUIRED');
+  if (!keyHolds(scopes, ability)) return refused(403, 'MISSING_SCOPE', ability as Scope);
+  return null;
+}
+
+function expectedAnswer(row: Row, kind: CallerKind, collection: CollectionName): Expected {
+  const { access } = row;
+  if (access.kind === 'open') return ALLOWED;
+  const abilities: Ability[] = access.kind === 'workspace' ? [access.ability, ...(row.alsoNeeds ? [row.alsoNeeds] : [])] : [];
+  switch (kind.type) {
+    case 'anonymous':
+      if (access.kind === 'workspace' && access.publicRead && collection === 'pub' && !row.alsoNeeds) return ALLOWED;
+      return refused(401, 'UNAUTHENTICATED');
+    case 'refused-key':
+      return refused(401, kind.code);
+    case 'stranger':
+      return access.kind === 'person' ? ALLOWED : refused(404, 'NOT_FOUND');
+    case 'session':
+      return abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability)) ? ALLOWED : refused(403, 'FORBIDDEN');
+    case 'key': {
+      if (access.kind === 'person') return refused(403, 'PERSON_REQUIRED');
+      const [declared, ...further] = abilities;
+      const first = declared ? keyRefusal(kind.scopes, declared) : null;
+      if (first) return first;
+      // DESIGN.md §3: a restricted key touches only its collections, and never creates one.
+      if (kind.collections) {
+        const createsCollection = declared === 'collections:create';
+        const elsewhere = row.params.some((param) => COLLECTION_PARAMS.has(param)) && !kind.collections.includes(collection);
+        if (createsCollection || elsewhere) return refused(403, 'COLLECTION_NOT_ALLOWED');
+      }
+      for (const ability of further) {
+        const refusal = keyRefusal(kind.scopes, ability);
+        if (refusal) return refusal;
+      }
+      return ALLOWED;
+    }
+  }
+}
+
+const describeExpected = (expected: Expected) =>
+  expected.allowed ? 'allowed (neither 401 nor 403)' : `${expected.status} ${expected.code}${expected.requiredScope ? ` (requiredScope ${expected.requiredScope})` : ''}`;
+
+function mismatch(expected: Expected, status: number, body: any): boolean {
+  const error = body?.error;
+  if (expected.allowed) return status === 401 || status === 403 || status >= 500;
+  if (status !== expected.status || error?.code !== expected.code) return true;
+  return expected.requiredScope !== undefined && error?.details?.requiredScope !== expected.requiredScope;
+}
+
+/** One readable failure listing every problem (a wrong cell, a missing fixture), one a line. */
+function failOnAny(problems: string[], cells?: number): void {
+  if (problems.length) throw new Error(`${problems.length} problem(s)${cells === undefined ? '' : ` in ${cells} cells`}:\n  ${problems.join('\n  ')}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The matrix takes its expectations from src/abilities.ts, so that table is pinned here to
+ * DESIGN.md §4 as written (and SPEC.md §5.4 rule 2 for what only a person may do).
+ */
+describe('the abilities table', () => {
+  const O = ['owner'], OA = ['owner', 'admin'], OAE = ['owner', 'admin', 'editor'], ALL = ['owner', 'admin', 'editor', 'viewer'];
+  const DESIGN_4: Record<string, string[]> = {
+    'collections:read': ALL, 'records:read': ALL, 'schemas:read': ALL, 'files:read': ALL,
+    'records:create': OAE, 'records:update': OAE, 'records:delete': OAE, 'files:write': OAE,
+    'collections:create': OAE, 'collections:update': OAE, 'collections:delete': OAE, 'schemas:write': OAE,
+    'members:read': ALL, 'keys:create-own': ALL,
+    'keys:manage': OA, 'service-accounts:manage': OA, 'webhooks:manage': OA, 'indexes:manage': OA,
+    'members:manage': OA, 'records:purge': OA, 'audit:read': OA,
+    'workspace:transfer': O, 'workspace:delete': O,
+  };
+
+  it('gives each role what DESIGN.md §4 says, and keys none of the person-only abilities', () => {
+    const abilities = [...SCOPES, ...PERSON_ONLY_ABILITIES];
+    expect(new Set(abilities)).toEqual(new Set(Object.keys(DESIGN_4)));
+    for (const ability of abilities) {
+      expect(ROLES.filter((role) => ROLE_ABILITIES[role].has(ability)), ability).toEqual(DESIGN_4[ability]);
+    }
+    expect(SCOPES.filter((scope) => PERSON_ONLY.has(scope))).toEqual([]);
+  });
+});
+
+describeEachEngine('access matrix', (engine) => {
+  let t: TestApp;
+  let world: MatrixWorld;
+  beforeAll(async () => {
+    t = await startTestApp(engine, MATRIX_CONFIG);
+    world = await buildMatrixWorld(t);
+  }, 60_000);
+  afterAll(async () => {
+    if (!t) return;
+    await closeSender(t.deps); // the ping's connection pool
+    await t.close();
+  });
+
+  /** One cell: the answer of one route to one caller, or a line saying how it was wrong. */
+  async function check(row: Row, caller: Caller, expected: Expected): Promise<string | null> {
+    const path = row.url.replace(/:([A-Za-z0-9_]+)|\*/g, (whole, name: string | undefined) => encodeURIComponent(PARAMS[name ?? whole]!(world, caller)));
+    const hasBody = ['POST', 'PUT', 'PATCH'].includes(row.method);
+    const response = await t.app.inject({
+      method: row.method as 'GET',
+      url: row.query ? `${path}?${row.query}` : path,
+      headers: { ...caller.headers(), ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+      ...(hasBody ? { payload: '{}' } : {}),
+    });
+    // A request that ended the caller's session (sign-out): the next row needs a live one.
+    if (caller.renew && response.cookies.some((cookie) => cookie.name === 'plainbase_session' && !cookie.value)) await caller.renew();
+    let body: any = null;
+    try {
+      body = JSON.parse(response.body);
+    } catch {
+      // Not JSON (docs, metrics): only the status matters.
+    }
+    if (!mismatch(expected, response.statusCode, body)) return null;
+    const error = body?.error;
+    const got = `${response.statusCode}${error?.code ? ` ${error.code}` : ''}${error?.details?.requiredScope ? ` (requiredScope ${error.details.requiredScope})` : ''}`;
+    return `${label(row)} as ${caller.name}: expected ${describeExpected(expected)}, got ${got}`;
+  }
+
+  /**
+   * Sends every row as each caller. Cells that must be refused never reach a handler, and GETs
+   * change nothing, so those go together; the others (they run handlers that write) one by one.
+   */
+  async function walk(rows: Row[], callers: { caller: Caller; kind: CallerKind }[]): Promise<{ mismatches: string[]; cells: number }> {
+    const mismatches: string[] = [];
+    let cells = 0;
+    for (const row of rows) {
+      // A caller that differs from another only in the collection it names adds nothing where none is named.
+      const namesCollection = row.params.some((param) => COLLECTION_PARAMS.has(param));
+      const planned = callers
+        .filter(({ caller }) => namesCollection || caller.collection === 'alpha')
+        .map(({ caller, kind }) => ({ caller, expected: expectedAnswer(row, kind, caller.collection) }));
+      const together = (cell: (typeof planned)[number]) => !cell.expected.allowed || row.method === 'GET';
+      const results = new Map<number, string | null>();
+      await Promise.all(planned.map(async (cell, index) => {
+        if (together(cell)) results.set(index, await check(row, cell.caller, cell.expected));
+      }));
+      for (const [index, cell] of planned.entries()) {
+        if (!together(cell)) results.set(index, await check(row, cell.caller, cell.expected));
+      }
+      cells += planned.length;
+      for (let index = 0; index < planned.length; index += 1) {
+        const line = results.get(index);
+        if (line) mismatches.push(line);
+      }
+    }
+    return { mismatches, cells };
+  }
+
+  it('answers every route, as every kind of caller, as the abilities table says', async () => {
+    const { rows, problems } = rowsOf(t.app.declaredRoutes);
+    const { mismatches, cells } = await walk(rows, world.callers.map((caller) => ({ caller, kind: caller.kind })));
+    expect(cells).toBeGreaterThan(1000);
+    failOnAny([...problems, ...mismatches], cells);
+  }, 120_000);
+
+  it('refuses expired keys and rotated-out secrets once expiry and grace have passed, and keeps the new secret', async () => {
+    t.clock.advance(LATER_MS);
+    const { rows, problems } = rowsOf(t.app.declaredRoutes);
+    const later = world.callers.filter((caller) => caller.later).map((caller) => ({ caller, kind: caller.later! }));
+    expect(later.map((entry) => entry.kind.type).sort()).toEqual(['key', 'refused-key', 'refused-key']);
+    const { mismatches, cells } = await walk(rows, later);
+    failOnAny([...problems, ...mismatches], cells);
+  }, 60_000);
+
+  it('has every route declare a known access, and an ability unless it is listed as needing none', () => {
+    const problems: string[] = [];
+    const known = new Set<string>([...SCOPES, ...PERSON_ONLY_ABILITIES]);
+    for (const route of t.app.declaredRoutes) {
+      const name = `${route.method} ${route.url}`;
+      const { access } = route;
+      if (access.kind === 'workspace') {
+        if (!known.has(access.ability)) problems.push(`${name} needs the unknown ability ${access.ability}`);
+        else if (!ROLE_ABILITIES.owner.has(access.ability)) problems.push(`${name} needs ${access.ability}, which no role has`);
+        if (access.publicRead && (!SCOPE_NAMES.has(access.ability) || !access.ability.endsWith(':read'))) problems.push(`${name} is publicRead but needs ${access.ability}`);
+      } else if (!['open', 'person', 'member'].includes(access.kind)) {
+        problems.push(`${name} declares the unknown access kind ${(access as { kind: string }).kind}`);
+      } else if (!(isDocsRoute(route) && access.kind === 'open') && NO_ABILITY_ROUTES[name] !== access.kind) {
+        problems.push(`${name} declares ${access.kind} access, needing no ability; if that is meant, list it in NO_ABILITY_ROUTES of test/access-matrix.test.ts`);
+      }
+    }
+    const declared = new Set(t.app.declaredRoutes.map((route) => `${route.method} ${route.url}`));
+    for (const name of Object.keys(NO_ABILITY_ROUTES)) if (!declared.has(name)) problems.push(`NO_ABILITY_ROUTES lists ${name}, which the app no longer declares`);
+    failOnAny(problems);
+  });
+
+  it('refuses to start with a route that declares no access, and lists a declared one for this matrix', async () => {
+    const app = await buildApp({ ...t.deps, logger: false });
+    app.get('/v1/matrix-declared', { config: { operation: 'test.declared', access: needs('records:read') } }, async () => ({}));
+    expect(app.declaredRoutes).toContainEqual({ method: 'GET', url: '/v1/matrix-declared', operation: 'test.declared', access: needs('records:read') });
+    let failure: unknown = null;
+    try {
+      app.get('/v1/matrix-undeclared', async () => ({}));
+      await app.ready();
+    } catch (error) {
+      failure = error;
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+    expect(String(failure)).toMatch(/GET \/v1\/matrix-undeclared declares no access/);
+  });
+});

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, inject } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { connectStorage, type Storage } from '../../src/db/connect.js';
+import type { Engine } from '../../src/db/dialect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import type { Deps } from '../../src/deps.js';
+import type { App } from '../../src/http/app-type.js';
+
+export const ENGINES: Engine[] = ['sqlite', 'postgres'];
+
+/** Runs a block of tests once per engine; the PostgreSQL block is skipped (and said so) without one. */
+export function describeEachEngine(name: string, body: (engine: Engine) => void): void {
+  for (const engine of ENGINES) {
+    const skip = engine === 'postgres' && inject('postgresUrl') === null;
+    (skip ? describe.skip : describe)(`${name} [${engine}]`, () => body(engine));
+  }
+}
+
+/**
+ * A fresh, empty database of the engine: a SQLite file in the temp folder (a file, not
+ * ':memory:', so that snapshots can open a second connection to it), or a new PostgreSQL schema.
+ */
+export async function freshStorage(engine: Engine): Promise<Storage & { url: string; schema?: string }> {
+  if (engine === 'sqlite') {
+    const file = path.join(os.tmpdir(), `plainbase-test-${randomBytes(6).toString('hex')}.db`);
+    const storage = await connectStorage({ engine: 'sqlite', file });
+    return {
+      ...storage,
+      url: `sqlite:${file}`,
+      close: async () => {
+        await storage.close();
+        for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
+      },
+    };
+  }
+  const url = inject('postgresUrl');
+  if (!url) throw new Error('PostgreSQL is not available to this run');
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  await withAdmin(url, (client) => client.query(`create schema ${schema}`));
+  const storage = await connectStorage({ engine: 'postgres', url }, { schema, poolSize: 5 });
+  return {
+    ...storage,
+    url,
+    schema,
+    close: async () => {
+      await storage.close();
+      await withAdmin(url, (client) => client.query(`drop schema if exists ${schema} cascade`));
+    },
+  };
+}
+
+async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({ PLAINBASE_LOG_LEVEL: 'silent', PLAINBASE_SIGN_IN_SLOWDOWN_MS: '0' }),
+    publicUrl: 'http://plainbase.test',
+    // Tests fire requests faster than any client would; the rate-limit test turns these on.
+    rateLimitPerIp: 0,
+    rateLimitPerKey: 0,
+    ...overrides,
+  };
+}
+
+export interface TestApp {
+  app: App;
+  deps: Deps;
+  clock: ManualClock;
+  storage: Storage;
+  close(): Promise<void>;
+}
+
+/** The whole app in-process on a fresh database, with a clock the test moves. */
+export async function startTestApp(engine: Engine, overrides: Partial<Config> = {}): Promise<TestApp> {
+  const storage = await freshStorage(engine);
+  await migrateToLatest(storage.db).catch(async (error: unknown) => {
+    await storage.close();
+    throw error;
+  });
+  const clock = new ManualClock();
+  const config = testConfig({ ...overrides, database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
+  const deps: Deps = { config, db: storage.db, dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot };
+  // The very object the app uses, so a test can wire more into it later (a DNS resolver).
+  const appDeps = Object.assign(deps, { logger: false as const });
+  const app = await buildApp(appDeps);
+  await app.ready();
+  return {
+    app,
+    deps,
+    clock,
+    storage,
+    close: async () => {
+      await app.close();
+      await storage.close();
+    },
+  };
+}
