@@ -88,12 +88,23 @@ export function newDelivery(workspaceId: string, webhookId: string, eventId: str
   };
 }
 
+export interface Claim {
+  /** The most deliveries to claim. */
+  limit: number;
+  leaseMs: number;
+  perWebhook: number;
+  /** Calls the claiming worker has in flight, per webhook id. */
+  inFlight: ReadonlyMap<string, number>;
+}
+
 /**
  * Claims deliveries that are due, for `leaseMs`: until then no other worker attempts them. A
  * worker that dies mid-attempt loses its lease, and the delivery is attempted again (at least
- * once). Webhooks in `skipWebhooks` already have all the calls in flight they may have.
+ * once). No webhook gets more than `perWebhook` calls in flight, counting the worker's `inFlight`;
+ * what is due beyond that stays unclaimed, for the next round or another worker.
  */
-export async function claimDueDeliveries(deps: Deps, limit: number, leaseMs: number, skipWebhooks: string[]): Promise<DueDelivery[]> {
+export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueDelivery[]> {
+  const { limit, leaseMs, perWebhook, inFlight } = claim;
   if (limit <= 0) return [];
   const now = deps.clock.now();
   const nowIso = now.toISOString();
@@ -101,16 +112,23 @@ export async function claimDueDeliveries(deps: Deps, limit: number, leaseMs: num
     let due = trx
       .selectFrom('deliveries')
       .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .select('deliveries.id')
+      .select(['deliveries.id', 'deliveries.webhook_id'])
       .where('deliveries.state', '=', 'pending')
       .where('deliveries.next_attempt_at', '<=', nowIso)
       .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
       .where('webhooks.enabled', '=', 1)
       .orderBy('deliveries.next_attempt_at')
       .limit(limit);
-    if (skipWebhooks.length) due = due.where('deliveries.webhook_id', 'not in', skipWebhooks);
+    const saturated = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
+    if (saturated.length) due = due.where('deliveries.webhook_id', 'not in', saturated);
     if (deps.dialect.supportsSkipLocked) due = due.forUpdate(['deliveries']).skipLocked();
-    const ids = (await due.execute()).map((row) => row.id);
+    const room = new Map<string, number>();
+    const ids: string[] = [];
+    for (const row of await due.execute()) {
+      const left = room.get(row.webhook_id) ?? perWebhook - (inFlight.get(row.webhook_id) ?? 0);
+      room.set(row.webhook_id, left - 1);
+      if (left > 0) ids.push(row.id);
+    }
     if (ids.length === 0) return [];
     await trx.updateTable('deliveries').set({ locked_until: new Date(now.getTime() + leaseMs).toISOString() }).where('id', 'in', ids).execute();
     const rows = await trx

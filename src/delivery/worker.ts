@@ -119,9 +119,8 @@ export class DeliveryWorker {
 
   /** Claims what is due within the free slots and starts those attempts; returns how many. */
   private async attemptDue(): Promise<number> {
-    const free = this.options.concurrency - this.attempts.size;
-    const saturated = [...this.inFlight].filter(([, count]) => count >= this.options.perWebhook).map(([id]) => id);
-    const due = await claimDueDeliveries(this.deps, free, this.options.leaseMs, saturated);
+    const { concurrency, leaseMs, perWebhook } = this.options;
+    const due = await claimDueDeliveries(this.deps, { limit: concurrency - this.attempts.size, leaseMs, perWebhook, inFlight: this.inFlight });
     for (const delivery of due) this.track(this.attempt(delivery), delivery.webhookId);
     return due.length;
   }

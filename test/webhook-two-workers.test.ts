@@ -1,0 +1,306 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+/**
+ * docs/webhooks.md, "Delivery guarantees": several worker processes on one PostgreSQL share the
+ * work without attempting one delivery twice at the same time. Two real servers (`node
+ * bin/plainbase.js serve`, both with the worker on) share a fresh database; a storm of record
+ * events goes to one webhook whose receiver always answers 200. The receiver counts the calls
+ * in flight per x-baas-delivery (never more than one) and all calls (exactly one per event: with
+ * no crash, nothing is sent twice), and tells which process made each call from the owner of the
+ * client socket (/proc, on Linux), to show that both workers took part.
+ */
+const postgresUrl = inject('postgresUrl');
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
+const EVENTS = 500;
+
+interface ServerProcess {
+  base: string;
+  child: ChildProcess;
+  output: string[];
+  exited: Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['bin/plainbase.js', 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PLAINBASE_PORT: String(port),
+      PLAINBASE_HOST: '127.0.0.1',
+      PLAINBASE_ENV: 'development',
+      PLAINBASE_WEBHOOK_ALLOW_PRIVATE: '1',
+      PLAINBASE_WORKER: 'on',
+      PLAINBASE_OWNER_EMAIL: OWNER.email,
+      PLAINBASE_OWNER_PASSWORD: OWNER.password,
+      PLAINBASE_LOG_LEVEL: 'warn',
+      PLAINBASE_RATE_LIMIT_PER_KEY: '0',
+      PLAINBASE_RATE_LIMIT_PER_IP: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const server: ServerProcess = { base: `http://127.0.0.1:${port}`, child, output: [], exited };
+  child.stdout!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${server.output.join('')}`);
+    try {
+      const response = await fetch(`${server.base}/readyz`);
+      if (response.ok) return server;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100); // waiting for a process to start, not for time to pass in the test
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server not ready within 90 s:\n${server.output.join('')}`);
+}
+
+async function stopServer(server: ServerProcess | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
+  await server.exited;
+  clearTimeout(timer);
+}
+
+async function call(base: string, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(`${base}${url}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text && (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text, headers: response.headers };
+}
+
+async function listAll(base: string, url: string, headers: Record<string, string>): Promise<any[]> {
+  const rows: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const reply = await call(base, 'GET', `${url}${url.includes('?') ? '&' : '?'}limit=1000${cursor ? `&cursor=${cursor}` : ''}`, headers);
+    expect(reply.status).toBe(200);
+    rows.push(...reply.body.data);
+    cursor = reply.body.nextCursor;
+  } while (cursor);
+  return rows;
+}
+
+/**
+ * The process holding the client end of a loopback connection to `serverPort` from `clientPort`:
+ * the socket's inode from /proc/net/tcp, then the pid among `pids` with that socket open. Null
+ * where /proc cannot tell (not Linux, or the socket is already gone).
+ */
+function ownerOf(clientPort: number, serverPort: number, pids: number[]): number | null {
+  const hex = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let inode: string | undefined;
+  try {
+    for (const line of fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[1]?.endsWith(hex(clientPort)) && fields[2]?.endsWith(hex(serverPort))) inode = fields[9];
+    }
+    if (!inode) return null;
+    for (const pid of pids) {
+      for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+        try {
+          if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`) return pid;
+        } catch {
+          // closed meanwhile
+        }
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return null;
+}
+
+/** Answers 200 after 5-15 ms, so that a second attempt of the same delivery would overlap the first. */
+class CountingReceiver {
+  calls = 0;
+  readonly attempts = new Map<string, number>();
+  readonly inFlight = new Map<string, number>();
+  maxInFlightPerDelivery = 0;
+  /** Calls per server process (pid), or "unknown". */
+  readonly callsBy = new Map<string, number>();
+  pids: number[] = [];
+  private readonly owners = new Map<number, string>();
+  private readonly server: HttpServer;
+  private readonly watchers = new Set<() => void>();
+
+  constructor() {
+    this.server = createServer((request, response) => {
+      const delivery = String(request.headers['x-baas-delivery']);
+      const overlapping = (this.inFlight.get(delivery) ?? 0) + 1;
+      this.inFlight.set(delivery, overlapping);
+      this.maxInFlightPerDelivery = Math.max(this.maxInFlightPerDelivery, overlapping);
+      const owner = this.owners.get(request.socket.remotePort!) ?? 'unknown';
+      request.resume();
+      request.on('end', () => {
+        this.calls++;
+        this.attempts.set(delivery, (this.attempts.get(delivery) ?? 0) + 1);
+        this.callsBy.set(owner, (this.callsBy.get(owner) ?? 0) + 1);
+        // The receiver's own pace, not a wait in the test.
+        setTimeout(() => {
+          const left = this.inFlight.get(delivery)! - 1;
+          if (left > 0) this.inFlight.set(delivery, left);
+          else this.inFlight.delete(delivery);
+          response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+          for (const watcher of this.watchers) watcher();
+        }, 5 + Math.random() * 10);
+      });
+    });
+    this.server.on('connection', (socket: net.Socket) => {
+      const port = (this.server.address() as net.AddressInfo).port;
+      const owner = ownerOf(socket.remotePort!, port, this.pids);
+      this.owners.set(socket.remotePort!, owner === null ? 'unknown' : String(owner));
+    });
+  }
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as net.AddressInfo).port}/hooks`;
+  }
+
+  /** Resolves once `done()` holds, checked now and after every answered call; fails after `timeoutMs`. */
+  until(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!done()) return;
+        finish();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`${what}: not within ${timeoutMs / 1000} s (${this.calls} calls so far)`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        this.watchers.delete(check);
+      };
+      this.watchers.add(check);
+      check();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe.skipIf(postgresUrl === null)('webhook delivery by two worker processes on one PostgreSQL [postgres]', () => {
+  const database = `plainbase_workers_${randomBytes(5).toString('hex')}`;
+  const receiver = new CountingReceiver();
+  let dataDir: string;
+  let hookUrl: string;
+  let a: ServerProcess | undefined;
+  let b: ServerProcess | undefined;
+
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: postgresUrl! });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeAll(async () => {
+    hookUrl = await receiver.start();
+    await admin(`create database ${database}`);
+    const url = new URL(postgresUrl!);
+    url.pathname = `/${database}`;
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-workers-'));
+    // One after the other: A migrates the fresh database and creates the owner; B finds both done.
+    a = await startServer({ PLAINBASE_DATABASE_URL: url.toString(), PLAINBASE_DATA_DIR: path.join(dataDir, 'a') });
+    b = await startServer({ PLAINBASE_DATABASE_URL: url.toString(), PLAINBASE_DATA_DIR: path.join(dataDir, 'b') });
+    receiver.pids = [a.child.pid!, b.child.pid!];
+  }, 200_000);
+
+  afterAll(async () => {
+    await Promise.all([stopServer(a), stopServer(b)]);
+    await receiver.stop();
+    await admin(`drop database if exists ${database} with (force)`);
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it(`delivers a storm of ${EVENTS} events exactly once each, never one delivery twice at a time, with both workers taking part`, async () => {
+    const signIn = await call(a!.base, 'POST', '/v1/auth/sign-in', {}, OWNER);
+    expect(signIn.status).toBe(200);
+    const cookie = signIn.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='))!;
+    const session = { cookie, 'x-baas-workspace': signIn.body.workspaces[0].id };
+    expect((await call(a!.base, 'POST', '/v1/collections', session, { name: 'storm' })).status).toBe(201);
+    const webhook = await call(a!.base, 'POST', '/v1/webhooks', session, { url: hookUrl, events: ['record.created'] });
+    expect(webhook.status).toBe(201);
+
+    // The storm: one record per request, through both servers in turn, 16 requests at a time.
+    let next = 0;
+    const created: string[] = [];
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < EVENTS) {
+          const i = next++;
+          const server = i % 2 === 0 ? a! : b!;
+          const reply = await call(server.base, 'POST', '/v1/collections/storm/records', session, { data: { i } });
+          expect(reply.status).toBe(201);
+          created.push(reply.body.id);
+        }
+      }),
+    );
+    expect(created).toHaveLength(EVENTS);
+
+    await receiver.until(() => receiver.attempts.size >= EVENTS, 90_000, `${EVENTS} deliveries at the receiver`);
+    // The receiver has a call before a server logs it: wait for the logs to catch up.
+    const deadline = Date.now() + 30_000;
+    let pending = await listAll(a!.base, `/v1/webhooks/${webhook.body.id}/deliveries?state=pending`, session);
+    while (pending.length > 0 && Date.now() < deadline) {
+      await sleep(200); // polling the servers' database state, with a deadline
+      pending = await listAll(a!.base, `/v1/webhooks/${webhook.body.id}/deliveries?state=pending`, session);
+    }
+    expect(pending).toEqual([]);
+    const deliveries = await listAll(b!.base, `/v1/webhooks/${webhook.body.id}/deliveries`, session);
+    expect(deliveries).toHaveLength(EVENTS);
+    expect(deliveries.filter((delivery) => delivery.state !== 'succeeded' || delivery.attemptCount !== 1)).toEqual([]);
+
+    // Nothing pending is left to send: these counts are final.
+    expect(receiver.maxInFlightPerDelivery).toBe(1);
+    expect(receiver.calls).toBe(EVENTS);
+    expect([...receiver.attempts.values()].filter((count) => count !== 1)).toEqual([]);
+    expect(new Set(receiver.attempts.keys())).toEqual(new Set(deliveries.map((delivery) => delivery.eventId)));
+
+    // Both workers delivered some of the storm (where /proc tells which process made a call).
+    const byPid = Object.fromEntries(receiver.callsBy);
+    if (process.platform === 'linux') {
+      expect(byPid.unknown, JSON.stringify(byPid)).toBeUndefined();
+      expect(byPid[String(a!.child.pid)], JSON.stringify(byPid)).toBeGreaterThan(0);
+      expect(byPid[String(b!.child.pid)], JSON.stringify(byPid)).toBeGreaterThan(0);
+    }
+  }, 180_000);
+});
