@@ -1,15 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { ENGINES } from './support/harness.js';
+import { call, createDatabase, listAll, signInOwner, startServer, stopServer, type ServerProcess } from './support/server-process.js';
 
 /**
  * docs/webhooks.md, "Delivery guarantees": an event exists exactly when its change committed, and
@@ -21,108 +18,11 @@ import { ENGINES } from './support/harness.js';
  * wait for the lease.
  */
 const postgresUrl = inject('postgresUrl');
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 const RECORDS = 300;
 /** The server dies when the receiver takes this call: that call, and others, are in flight. */
 const KILL_AT_CALL = 60;
 /** The worker's cap of calls in flight to one webhook (src/delivery/worker.ts). */
 const PER_WEBHOOK = 16;
-
-interface ServerProcess {
-  base: string;
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bin/plainbase.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PLAINBASE_PORT: String(port),
-      PLAINBASE_HOST: '127.0.0.1',
-      PLAINBASE_ENV: 'development',
-      PLAINBASE_WEBHOOK_ALLOW_PRIVATE: '1',
-      PLAINBASE_OWNER_EMAIL: OWNER.email,
-      PLAINBASE_OWNER_PASSWORD: OWNER.password,
-      PLAINBASE_LOG_LEVEL: 'warn',
-      PLAINBASE_RATE_LIMIT_PER_KEY: '0',
-      PLAINBASE_RATE_LIMIT_PER_IP: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const server: ServerProcess = { base: `http://127.0.0.1:${port}`, child, output: [], exited };
-  child.stdout!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${server.output.join('')}`);
-    try {
-      const response = await fetch(`${server.base}/readyz`);
-      if (response.ok) return server;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100); // waiting for a process to start, not for time to pass in the test
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server not ready within 90 s:\n${server.output.join('')}`);
-}
-
-async function stopServer(server: ServerProcess | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  server.child.kill('SIGTERM');
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-  await server.exited;
-  clearTimeout(timer);
-}
-
-async function call(base: string, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(`${base}${url}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text && (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text, headers: response.headers };
-}
-
-async function signIn(base: string): Promise<Record<string, string>> {
-  const reply = await call(base, 'POST', '/v1/auth/sign-in', {}, OWNER);
-  expect(reply.status).toBe(200);
-  const cookie = reply.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='));
-  if (!cookie) throw new Error(`no session cookie: ${JSON.stringify(reply.body)}`);
-  return { cookie, 'x-baas-workspace': reply.body.workspaces[0].id };
-}
-
-/** Every row of a cursor-paged list. */
-async function listAll(base: string, url: string, headers: Record<string, string>): Promise<any[]> {
-  const rows: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const reply = await call(base, 'GET', `${url}${url.includes('?') ? '&' : '?'}limit=1000${cursor ? `&cursor=${cursor}` : ''}`, headers);
-    expect(reply.status).toBe(200);
-    rows.push(...reply.body.data);
-    cursor = reply.body.nextCursor;
-  } while (cursor);
-  return rows;
-}
 
 interface Call {
   delivery: string;
@@ -200,30 +100,19 @@ class SlowReceiver {
   }
 }
 
-async function withAdmin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl! });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 describe.concurrent('webhook delivery through a kill -9 of the server', () => {
   for (const engine of ENGINES) {
     it.skipIf(engine === 'postgres' && postgresUrl === null)(
       `[${engine}] every event reaches the receiver, interrupted ones again with the same x-baas-delivery, and nothing stays pending`,
       async () => {
         const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `plainbase-crash-${engine}-`));
-        const database = `plainbase_crash_${randomBytes(5).toString('hex')}`;
-        const env: Record<string, string> = { PLAINBASE_DATA_DIR: dataDir, PLAINBASE_DATABASE_URL: '' };
-        if (engine === 'postgres') {
-          await withAdmin(`create database ${database}`);
-          const url = new URL(postgresUrl!);
-          url.pathname = `/${database}`;
-          env.PLAINBASE_DATABASE_URL = url.toString();
-        }
+        const database = engine === 'postgres' ? await createDatabase(postgresUrl!, 'plainbase_crash') : undefined;
+        const env = {
+          PLAINBASE_DATA_DIR: dataDir,
+          PLAINBASE_DATABASE_URL: database?.url ?? '',
+          PLAINBASE_ENV: 'development',
+          PLAINBASE_WEBHOOK_ALLOW_PRIVATE: '1',
+        };
         let first: ServerProcess | undefined;
         let second: ServerProcess | undefined;
         let cutOff = new Set<string>();
@@ -235,7 +124,7 @@ describe.concurrent('webhook delivery through a kill -9 of the server', () => {
         try {
           const hookUrl = await receiver.start();
           first = await startServer(env);
-          let session = await signIn(first.base);
+          let session = await signInOwner(first.base);
           expect((await call(first.base, 'POST', '/v1/collections', session, { name: 'storm' })).status).toBe(201);
           const webhook = await call(first.base, 'POST', '/v1/webhooks', session, { url: hookUrl, events: ['record.created'] });
           expect(webhook.status).toBe(201);
@@ -257,7 +146,7 @@ describe.concurrent('webhook delivery through a kill -9 of the server', () => {
           expect(new Set(receiver.calls.map((c) => c.recordId)).size).toBeLessThan(RECORDS);
 
           second = await startServer(env);
-          session = await signIn(second.base);
+          session = await signInOwner(second.base);
           const records = await listAll(second.base, '/v1/collections/storm/records', session);
           expect(records).toHaveLength(RECORDS);
           const recordIds = records.map((record) => record.id as string);
@@ -303,7 +192,7 @@ describe.concurrent('webhook delivery through a kill -9 of the server', () => {
           }
           await stopServer(second);
           await receiver.stop();
-          if (engine === 'postgres') await withAdmin(`drop database if exists ${database} with (force)`);
+          await database?.drop();
           fs.rmSync(dataDir, { recursive: true, force: true });
         }
       },

@@ -1,14 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { call, createDatabase, listAll, signInOwner, startServer, stopServer, type ServerProcess } from './support/server-process.js';
 
 /**
  * docs/webhooks.md, "Delivery guarantees": several worker processes on one PostgreSQL share the
@@ -20,96 +17,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
  * client socket (/proc, on Linux), to show that both workers took part.
  */
 const postgresUrl = inject('postgresUrl');
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 const EVENTS = 500;
-
-interface ServerProcess {
-  base: string;
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bin/plainbase.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PLAINBASE_PORT: String(port),
-      PLAINBASE_HOST: '127.0.0.1',
-      PLAINBASE_ENV: 'development',
-      PLAINBASE_WEBHOOK_ALLOW_PRIVATE: '1',
-      PLAINBASE_WORKER: 'on',
-      PLAINBASE_OWNER_EMAIL: OWNER.email,
-      PLAINBASE_OWNER_PASSWORD: OWNER.password,
-      PLAINBASE_LOG_LEVEL: 'warn',
-      PLAINBASE_RATE_LIMIT_PER_KEY: '0',
-      PLAINBASE_RATE_LIMIT_PER_IP: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const server: ServerProcess = { base: `http://127.0.0.1:${port}`, child, output: [], exited };
-  child.stdout!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${server.output.join('')}`);
-    try {
-      const response = await fetch(`${server.base}/readyz`);
-      if (response.ok) return server;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100); // waiting for a process to start, not for time to pass in the test
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server not ready within 90 s:\n${server.output.join('')}`);
-}
-
-async function stopServer(server: ServerProcess | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  server.child.kill('SIGTERM');
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-  await server.exited;
-  clearTimeout(timer);
-}
-
-async function call(base: string, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(`${base}${url}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text && (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text, headers: response.headers };
-}
-
-async function listAll(base: string, url: string, headers: Record<string, string>): Promise<any[]> {
-  const rows: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const reply = await call(base, 'GET', `${url}${url.includes('?') ? '&' : '?'}limit=1000${cursor ? `&cursor=${cursor}` : ''}`, headers);
-    expect(reply.status).toBe(200);
-    rows.push(...reply.body.data);
-    cursor = reply.body.nextCursor;
-  } while (cursor);
-  return rows;
-}
+/** Both servers run the worker and may call loopback receivers over plain HTTP. */
+const WEBHOOK_TEST_ENV = { PLAINBASE_ENV: 'development', PLAINBASE_WEBHOOK_ALLOW_PRIVATE: '1', PLAINBASE_WORKER: 'on' };
 
 /**
  * The process holding the client end of a loopback connection to `serverPort` from `clientPort`:
@@ -215,47 +125,32 @@ class CountingReceiver {
 }
 
 describe.skipIf(postgresUrl === null)('webhook delivery by two worker processes on one PostgreSQL [postgres]', () => {
-  const database = `plainbase_workers_${randomBytes(5).toString('hex')}`;
   const receiver = new CountingReceiver();
+  let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
   let dataDir: string;
   let hookUrl: string;
   let a: ServerProcess | undefined;
   let b: ServerProcess | undefined;
 
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: postgresUrl! });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-
   beforeAll(async () => {
     hookUrl = await receiver.start();
-    await admin(`create database ${database}`);
-    const url = new URL(postgresUrl!);
-    url.pathname = `/${database}`;
+    database = await createDatabase(postgresUrl!, 'plainbase_workers');
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-workers-'));
     // One after the other: A migrates the fresh database and creates the owner; B finds both done.
-    a = await startServer({ PLAINBASE_DATABASE_URL: url.toString(), PLAINBASE_DATA_DIR: path.join(dataDir, 'a') });
-    b = await startServer({ PLAINBASE_DATABASE_URL: url.toString(), PLAINBASE_DATA_DIR: path.join(dataDir, 'b') });
+    a = await startServer({ ...WEBHOOK_TEST_ENV, PLAINBASE_DATABASE_URL: database.url, PLAINBASE_DATA_DIR: path.join(dataDir, 'a') });
+    b = await startServer({ ...WEBHOOK_TEST_ENV, PLAINBASE_DATABASE_URL: database.url, PLAINBASE_DATA_DIR: path.join(dataDir, 'b') });
     receiver.pids = [a.child.pid!, b.child.pid!];
   }, 200_000);
 
   afterAll(async () => {
     await Promise.all([stopServer(a), stopServer(b)]);
     await receiver.stop();
-    await admin(`drop database if exists ${database} with (force)`);
+    await database?.drop();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
   it(`delivers a storm of ${EVENTS} events exactly once each, never one delivery twice at a time, with both workers taking part`, async () => {
-    const signIn = await call(a!.base, 'POST', '/v1/auth/sign-in', {}, OWNER);
-    expect(signIn.status).toBe(200);
-    const cookie = signIn.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='))!;
-    const session = { cookie, 'x-baas-workspace': signIn.body.workspaces[0].id };
+    const session = await signInOwner(a!.base);
     expect((await call(a!.base, 'POST', '/v1/collections', session, { name: 'storm' })).status).toBe(201);
     const webhook = await call(a!.base, 'POST', '/v1/webhooks', session, { url: hookUrl, events: ['record.created'] });
     expect(webhook.status).toBe(201);
