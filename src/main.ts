@@ -51,7 +51,7 @@ export async function serve(config: Config): Promise<void> {
   if (config.webhookAllowPrivate) {
     log.warn('PLAINBASE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call private and loopback addresses. Never run production like this.');
   }
-  const worker = config.worker ? new DeliveryWorker(deps) : null;
+  const worker = config.worker ? new DeliveryWorker(deps, { log }) : null;
 
   let stopping = false;
   // A keep-alive connection would hold the shutdown open after its last answer; answers sent while

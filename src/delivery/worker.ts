@@ -13,9 +13,20 @@ export interface WorkerOptions {
   idleMs: number;
   /** How long a claimed delivery stays claimed; longer than an attempt can take (10 s). */
   leaseMs: number;
+  /** Where trouble is told: the server's JSON log. */
+  log: WarningLog;
 }
 
-const DEFAULTS: WorkerOptions = { concurrency: 64, perWebhook: 16, idleMs: 1000, leaseMs: 60_000 };
+interface WarningLog {
+  warn(details: { err: unknown; deliveryId?: string }, message: string): void;
+}
+
+/** Without the server's log (tests, tools), trouble still shows on stderr. */
+const STDERR_LOG: WarningLog = {
+  warn: ({ err }, message) => process.emitWarning(`${message}: ${err instanceof Error ? err.message : String(err)}`),
+};
+
+const DEFAULTS: WorkerOptions = { concurrency: 64, perWebhook: 16, idleMs: 1000, leaseMs: 60_000, log: STDERR_LOG };
 const PURGE_EVERY_MS = 3600_000;
 
 /**
@@ -97,7 +108,7 @@ export class DeliveryWorker {
         }
       } catch (error) {
         // The database may be briefly unreachable; the next round retries.
-        process.emitWarning(`delivery worker: ${(error as Error).message}`);
+        this.options.log.warn({ err: error }, 'delivery worker: a round failed; retrying');
       }
       await this.sleep();
     }
@@ -153,7 +164,7 @@ export class DeliveryWorker {
       await recordAttempt(this.deps, delivery, result, attemptedAt);
     } catch (error) {
       // Unrecorded, the delivery's lease runs out and it is attempted again: at least once.
-      process.emitWarning(`delivery worker: could not record an attempt: ${(error as Error).message}`);
+      this.options.log.warn({ err: error, deliveryId: delivery.id }, 'delivery worker: could not record an attempt; it will be attempted again');
     }
   }
 }
