@@ -12,6 +12,7 @@ import { newId } from './ids.js';
 import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
 import { authenticate } from './http/auth.js';
+import { readEmptyJsonAsNoBody } from './http/json-body.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
 import { useRateLimits } from './http/rate-limit.js';
@@ -56,6 +57,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   useStrictValidation(app);
+  readEmptyJsonAsNoBody(app);
   app.decorate('declaredRoutes', [] as DeclaredRoute[]);
   app.addHook('onRoute', (route) => declareRoute(app, route));
   app.addSchema(ErrorBody);
