@@ -1,20 +1,11 @@
 import { dialectFor, engineOf } from '../../db/dialect.js';
+import { insertRows } from '../../db/insert-rows.js';
 import type { Executor } from '../../db/schema.js';
 import { newId } from '../../ids.js';
+import type { EventType } from './event-types.js';
 import { notifyEventsWritten } from './outbox-signal.js';
 
-export const EVENT_TYPES = [
-  'record.created',
-  'record.updated',
-  'record.deleted',
-  'record.restored',
-  'collection.created',
-  'collection.updated',
-  'collection.deleted',
-  'collection.restored',
-  'schema.updated',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from './event-types.js';
 
 /** The body of a delivery, exactly as SPEC.md §2.4 gives it. */
 export interface EventMessage {
@@ -32,6 +23,8 @@ export interface NewEvent {
   type: EventType;
   data: Record<string, unknown>;
 }
+
+const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'message', 'created_at'] as const;
 
 /**
  * Writes events into the outbox. Call with the transaction that makes the change: the change
@@ -61,7 +54,7 @@ export async function emitEvents(executor: Executor, at: Date, events: NewEvent[
   });
   // Bounded statements: SQLite allows at most 32766 bound parameters per statement.
   for (let start = 0; start < rows.length; start += 500) {
-    await executor.insertInto('events').values(rows.slice(start, start + 500)).execute();
+    await insertRows(executor, 'events', EVENT_COLUMNS, rows.slice(start, start + 500));
   }
   // Wakes workers in other processes (at commit, on PostgreSQL) and the one in this process.
   await dialectFor(engineOf(executor)).notifyEvents?.execute(executor);

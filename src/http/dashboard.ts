@@ -1,0 +1,115 @@
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyReply } from 'fastify';
+import { AppError } from '../errors.js';
+import { OPEN } from './access.js';
+import type { App } from './app-type.js';
+
+/**
+ * Serves the dashboard (web/, built by `npm run build` into web/dist) at `/`: the files under
+ * /assets, and index.html at every page path of the app so its own router takes over (a page
+ * opened from a bookmark or reloaded works). Paths that are no page answer the JSON 404 like any
+ * unknown route.
+ */
+
+const DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+
+/** The app's page paths: the route table of web/src/App.tsx (test/dashboard-serving.test.ts keeps them equal). */
+export const DASHBOARD_PAGES = [
+  '/',
+  '/setup',
+  '/sign-in',
+  '/invite/:token',
+  '/workspaces/new',
+  '/collections/:name',
+  '/collections/:name/records',
+  '/collections/:name/schemas',
+  '/collections/:name/indexes',
+  '/collections/:name/files',
+  '/trash',
+  '/keys',
+  '/service-accounts',
+  '/webhooks',
+  '/webhooks/:id',
+  '/members',
+  '/audit-log',
+];
+
+/**
+ * The page may load its own scripts, styles and images and call its own API, nothing else; no
+ * other site may frame it (clickjacking); and the setup and invite tokens in its URLs never leave
+ * in a Referer header.
+ */
+const PAGE_HEADERS = {
+  'content-security-policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  // A new build changes the asset names index.html points to, so the page itself is never cached.
+  'cache-control': 'no-cache',
+};
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+};
+
+/** Vite names its output files `name-hash.ext`, flat in assets/: anything else is not ours. */
+const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+
+const notBuilt = () => new AppError('NOT_FOUND', 'The dashboard is not built on this server; run `npm run build` (npm start does it) and restart.');
+
+export function registerDashboard(app: App): void {
+  for (const page of DASHBOARD_PAGES) {
+    app.get(page, {
+      // The page is the same static HTML for everyone; what it shows depends on the API's answers.
+      config: { operation: 'dashboard.page', access: OPEN },
+      schema: { hide: true },
+      handler: async (_request, reply) => sendPage(reply),
+    });
+  }
+
+  app.get('/assets/*', {
+    config: { operation: 'dashboard.asset', access: OPEN },
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const name = (request.params as { '*': string })['*'];
+      const type = CONTENT_TYPES[path.extname(name)];
+      if (!ASSET_NAME.test(name) || !type) throw new AppError('NOT_FOUND', `There is no dashboard file ${name}.`);
+      const file = path.join(DIST, 'assets', name);
+      const info = await stat(file).catch(() => null);
+      if (!info?.isFile()) throw new AppError('NOT_FOUND', `There is no dashboard file ${name}.`);
+      // Hashed names change with their content, so a browser may keep them for good.
+      return reply
+        .type(type)
+        .header('content-length', info.size)
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('x-content-type-options', 'nosniff')
+        .send(createReadStream(file));
+    },
+  });
+}
+
+async function sendPage(reply: FastifyReply): Promise<FastifyReply> {
+  const html = await readFile(path.join(DIST, 'index.html'), 'utf8').catch(() => null);
+  if (html === null) throw notBuilt();
+  return reply.type('text/html; charset=utf-8').headers(PAGE_HEADERS).send(html);
+}

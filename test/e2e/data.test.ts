@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { startDashboard, type Dashboard } from './support/dashboard.js';
+
+/**
+ * The data pages in a real browser against the real service: a collection, a schema version,
+ * records made, filtered, sorted, edited (with the schema's error beside the field), trashed and
+ * restored, an import with one bad line, an export, and the trash of collections.
+ */
+describe('dashboard: data', () => {
+  let d: Dashboard;
+  let page: Page;
+
+  beforeAll(async () => {
+    d = await startDashboard();
+    page = d.page;
+  }, 30_000);
+  afterAll(async () => {
+    await d?.stop();
+  });
+
+  const rowOf = (text: string) => page.getByRole('row').filter({ hasText: text });
+  const firstDataCells = async (column: number) =>
+    page.getByRole('table', { name: /Records of/ }).locator('tbody tr').evaluateAll((rows, index) => rows.map((row) => row.children[index]?.textContent ?? ''), column);
+
+  it('creates a collection, refusing a bad name first', async () => {
+    await page.getByRole('heading', { name: 'Collections' }).waitFor();
+    await page.getByLabel('Name').fill('Bad-Name');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await shown(page.getByText('Lower-case letters, digits and _, starting with a letter; at most 63 characters.').first());
+    await page.getByLabel('Name').fill('leads');
+    await page.getByLabel('Description (optional)').fill('People who asked for a demo');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await hasText(page.getByRole('status'), 'Created leads.');
+    await shown(rowOf('People who asked for a demo').getByRole('link', { name: 'leads' }));
+    await d.shot('data-collections');
+  });
+
+  it('creates and activates a schema version', async () => {
+    await page.getByRole('link', { name: 'leads' }).click();
+    await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Schema versions' }).click();
+    await page.getByRole('button', { name: 'New schema version' }).click();
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1 }, age: { type: 'integer', minimum: 0 }, status: { type: 'string' } },
+      required: ['name'],
+    };
+    await page.getByLabel('Schema (JSON Schema 2020-12)').fill(JSON.stringify(schema, null, 2));
+    await page.getByRole('button', { name: 'Create and activate' }).click();
+    await hasText(page.getByRole('status'), 'Version 1 is created and active.');
+    await shown(page.getByText('Version 1 is active: every new or changed record must match it.'));
+    await shown(page.getByRole('listitem').filter({ hasText: 'Version 1' }).getByText('active: enforced'));
+    await d.shot('data-schema-versions');
+  });
+
+  it('adds records as JSON, filters them and sorts by a column', async () => {
+    await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Records' }).click();
+    for (const data of [{ name: 'Ada', age: 36, status: 'open' }, { name: 'Grace', age: 45, status: 'closed' }, { name: 'Linus', age: 12, status: 'open' }]) {
+      await page.getByRole('button', { name: 'New record' }).click();
+      await page.getByLabel('Data (JSON)').fill(JSON.stringify(data, null, 2));
+      await page.getByRole('button', { name: 'Create record' }).click();
+      await shown(page.getByRole('status').filter({ hasText: 'Created record rec_' }));
+      await shown(rowOf(data.name));
+    }
+    await shown(page.getByText('3 records; showing 3.'));
+
+    await page.getByLabel('Filter', { exact: true }).fill('data.status = "open"');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await shown(page.getByText('2 records match the filter; showing 2.'));
+    expect(new URL(page.url()).searchParams.get('filter')).toBe('data.status = "open"');
+    expect(await firstDataCells(2)).toEqual(['Ada', 'Linus']);
+
+    // A broken filter: the API's own words, and where it went wrong.
+    await page.getByLabel('Filter', { exact: true }).fill('data.age >= ');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await containsText(page.getByRole('search').getByRole('alert'), 'Invalid filter at position');
+    await d.shot('data-records-bad-filter');
+
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await shown(page.getByText('3 records; showing 3.'));
+    await page.getByRole('columnheader', { name: 'age' }).getByRole('button').click();
+    await expect.poll(() => page.getByRole('columnheader', { name: 'age' }).getAttribute('aria-sort')).toBe('ascending');
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('data.age');
+    expect(await firstDataCells(2)).toEqual(['Linus', 'Ada', 'Grace']);
+    await page.getByRole('columnheader', { name: 'age' }).getByRole('button').click();
+    await expect.poll(() => page.getByRole('columnheader', { name: 'age' }).getAttribute('aria-sort')).toBe('descending');
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('-data.age');
+    await expect.poll(() => firstDataCells(2)).toEqual(['Grace', 'Ada', 'Linus']);
+    await d.shot('data-records');
+  });
+
+  it("shows the schema's error beside the field when an edit breaks it, then saves the fix", async () => {
+    await rowOf('Ada').getByRole('button', { name: /^Edit record/ }).click();
+    const editor = page.getByLabel('Data (JSON)');
+    await editor.fill('{\n  "name": "Ada",\n  "age": -1,\n  "status": "open"\n}\n');
+    await page.getByRole('button', { name: 'Save record' }).click();
+    // The problem is listed for screen readers and written on the line of "age" (line 3), beside it.
+    await containsText(page.getByRole('alert').filter({ hasText: 'data.age' }), 'data.age (line 3): must be >= 0');
+    const beside = page.getByTestId('field-errors-beside');
+    await hasText(beside.locator('[data-line="3"]'), 'age must be >= 0');
+    await hasText(beside.locator('[data-line="2"]'), '');
+    await expect.poll(() => editor.getAttribute('aria-invalid')).toBe('true');
+    await d.shot('data-record-schema-error');
+
+    await editor.fill('{\n  "name": "Ada",\n  "age": 37,\n  "status": "open"\n}\n');
+    await page.getByRole('button', { name: 'Save record' }).click();
+    await shown(page.getByRole('status').filter({ hasText: 'Saved record' }));
+    await containsText(rowOf('Ada'), '37');
+  });
+
+  it('moves a record to the trash and restores it', async () => {
+    await rowOf('Linus').getByRole('button', { name: /to the trash$/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Move this record to the trash?' });
+    await containsText(dialog, '"name":"Linus"');
+    await dialog.getByRole('button', { name: 'Move to trash' }).click();
+    await rowOf('Linus').waitFor({ state: 'detached' });
+    await shown(page.getByText('2 records; showing 2.'));
+
+    await page.getByRole('button', { name: 'Show trashed records' }).click();
+    expect(new URL(page.url()).searchParams.get('trashed')).toBe('true');
+    await shown(rowOf('Linus'));
+    // The owner may also delete for good (records:purge); editors would not see it.
+    await shown(rowOf('Linus').getByRole('button', { name: /for good$/ }));
+    await d.shot('data-records-trash');
+    await rowOf('Linus').getByRole('button', { name: /^Restore record/ }).click();
+    await shown(page.getByRole('status').filter({ hasText: 'is back' }));
+    await page.getByRole('button', { name: 'Back to records' }).click();
+    await shown(rowOf('Linus'));
+    await shown(page.getByText('3 records; showing 3.'));
+  });
+
+  it('imports a file with one bad line and reports it; exports what is there', async () => {
+    await page.getByRole('button', { name: 'Import…' }).click();
+    const lines = ['{"name": "Barbara", "age": 29, "status": "open"}', '{"name": "Bad", "age": -5}', '{"name": "Edsger", "age": 72, "status": "closed"}'];
+    await page.getByLabel('File (NDJSON, JSON array or CSV)').setInputFiles({ name: 'more.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(`${lines.join('\n')}\n`) });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const report = page.getByRole('region', { name: 'Import report' });
+    await hasText(report.getByRole('status'), 'Imported 2 records; 1 line was refused.');
+    const refused = report.getByRole('row').filter({ hasText: 'must be >= 0' });
+    await hasText(refused.getByRole('rowheader'), '2');
+    await containsText(refused, 'data.age must be >= 0');
+    await shown(page.getByText('5 records; showing 5.'));
+    await d.shot('data-import-report');
+
+    await page.getByRole('button', { name: 'Export…' }).click();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download NDJSON' }).click()]);
+    expect(download.suggestedFilename()).toBe('leads.ndjson');
+    const exported = await streamText(await download.createReadStream());
+    expect(exported.trim().split('\n').map((line) => JSON.parse(line).data.name).sort()).toEqual(['Ada', 'Barbara', 'Edsger', 'Grace', 'Linus']);
+  });
+
+  it('uploads a file with progress, attaches it to a record and downloads it', async () => {
+    await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Files' }).click();
+    await shown(page.getByText('No files yet.'));
+    const content = `badge photo\n${'x'.repeat(200_000)}\n`;
+    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'badge.txt', mimeType: 'text/plain', buffer: Buffer.from(content) });
+    // A slow uplink, so the progress bar is there to be seen.
+    const cdp = await d.context.newCDPSession(page);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 100 * 1024 });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    const bar = page.getByRole('progressbar', { name: /Uploading badge.txt/ });
+    await shown(bar);
+    await d.shot('data-files-uploading');
+    await hasText(page.getByRole('status'), 'Uploaded badge.txt (195 KiB).');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await cdp.detach();
+    const row = rowOf('badge.txt');
+    await containsText(row, '0 records');
+
+    await row.getByRole('button', { name: 'Attach badge.txt to a record' }).click();
+    const ada = await page.request.get(`/v1/collections/leads/records?filter=${encodeURIComponent('data.name = "Ada"')}`, { headers: { 'x-baas-workspace': d.owner.workspaceId } });
+    const adaId = ((await ada.json()) as { data: { id: string }[] }).data[0]!.id;
+    await page.getByLabel('Record id').fill(adaId);
+    await page.getByRole('button', { name: 'Attach', exact: true }).click();
+    await hasText(page.getByRole('status'), `badge.txt is attached to record ${adaId}.`);
+    await containsText(rowOf('badge.txt'), '1 record');
+    await d.shot('data-files');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), rowOf('badge.txt').getByRole('button', { name: 'Download badge.txt' }).click()]);
+    expect(download.suggestedFilename()).toBe('badge.txt');
+    expect(await streamText(await download.createReadStream())).toBe(content);
+
+    await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Records' }).click();
+    await containsText(rowOf('Ada'), '1 attached');
+  });
+
+  it('moves a collection to the trash, names what deleting it for good would destroy, and restores it', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Collections' }).click();
+    await page.getByRole('button', { name: 'Move leads to the trash' }).click();
+    await page.getByRole('dialog', { name: 'Move leads to the trash?' }).getByRole('button', { name: 'Move to trash' }).click();
+    await containsText(page.getByRole('status'), 'leads is in the trash');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();
+    await page.getByRole('button', { name: 'Delete leads for good' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete leads for good?' });
+    await containsText(dialog, 'This deletes leads for good, with 5 records, 1 file (195 KiB), all its schema versions and indexes.');
+    await d.shot('data-trash-confirm');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Restore leads' }).click();
+    await hasText(page.getByRole('status'), 'leads is back.');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Collections' }).click();
+    await shown(page.getByRole('link', { name: 'leads' }));
+  });
+
+  it('offers a viewer only what a viewer may do', async () => {
+    const headers = { 'x-baas-workspace': d.owner.workspaceId };
+    const invite = await page.request.post('/v1/invites', { data: { email: 'vera@example.com', role: 'viewer' }, headers });
+    expect(invite.status()).toBe(201);
+    const context = await d.newContext();
+    const accepted = await context.request.post(`/v1/invites/${((await invite.json()) as { token: string }).token}/accept`, { data: { name: 'Vera Viewer', password: 'viewer password 1' } });
+    expect(accepted.status()).toBe(200);
+    const viewer = await context.newPage();
+    await viewer.goto('/collections/leads/records');
+    await viewer.getByRole('row').filter({ hasText: 'Ada' }).first().waitFor();
+    for (const name of ['New record', 'Import…']) expect(await viewer.getByRole('button', { name }).count(), name).toBe(0);
+    expect(await viewer.getByRole('button', { name: /^Edit record|to the trash$/ }).count()).toBe(0);
+    expect(await viewer.getByRole('button', { name: 'Export…' }).count()).toBe(1);
+    const tabs = viewer.getByRole('navigation', { name: 'Collection leads' });
+    expect(await tabs.getByRole('link', { name: 'Indexes' }).count()).toBe(0);
+    await viewer.goto('/');
+    await viewer.getByRole('link', { name: 'leads' }).waitFor();
+    expect(await viewer.getByRole('button', { name: 'Create collection' }).count()).toBe(0);
+    expect(await viewer.getByRole('button', { name: 'Move leads to the trash' }).count()).toBe(0);
+    await d.shot('data-viewer-collections', viewer);
+    await context.close();
+  });
+});
+
+/** Waits until the element is there and visible (playwright-core has no expect of its own). */
+async function shown(locator: Locator): Promise<void> {
+  await locator.first().waitFor({ state: 'visible' });
+}
+
+async function hasText(locator: Locator, text: string): Promise<void> {
+  await expect.poll(async () => (await locator.first().innerText()).trim(), { timeout: 10_000 }).toBe(text);
+}
+
+async function containsText(locator: Locator, text: string): Promise<void> {
+  await expect.poll(async () => locator.first().innerText(), { timeout: 10_000 }).toContain(text);
+}
+
+async function streamText(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) text += chunk.toString();
+  return text;
+}

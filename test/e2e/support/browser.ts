@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's Chromium (`apt-get install chromium`); never a downloaded browser. */
+export const CHROMIUM = process.env.PLAINBASE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+export const SCREENSHOTS = fileURLToPath(new URL('../../../test-results/screenshots/', import.meta.url));
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\` (.ci/run does it when missing).`);
+  }
+  return chromium.launch({ executablePath: CHROMIUM });
+}
+
+/**
+ * A fresh browser profile for one person: its own cookies, allowed to use the clipboard on the
+ * service (the copy buttons), and failing fast rather than waiting out the test's timeout.
+ */
+export async function newPersonContext(browser: Browser, baseUrl: string, options: { narrow?: boolean } = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    baseURL: baseUrl,
+    viewport: options.narrow ? { width: 390, height: 844 } : { width: 1280, height: 860 },
+  });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+  context.setDefaultTimeout(10_000);
+  return context;
+}
+
+/** Saves a full-page screenshot as test-results/screenshots/<name>.png (CI prints the folder). */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** What the page's copy button put on the clipboard. */
+export async function readClipboard(page: Page): Promise<string> {
+  return page.evaluate(() => navigator.clipboard.readText());
+}

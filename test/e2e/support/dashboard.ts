@@ -1,0 +1,74 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchBrowser, newPersonContext, screenshot } from './browser.js';
+import { startLiveServer, type LiveServer } from './live-server.js';
+
+/**
+ * One line for an e2e file: a live service, a browser, and a page already signed in as the
+ * owner (made through the setup API with the printed token, the way the setup page does it).
+ *
+ *   const d = await startDashboard();
+ *   await d.page.goto('/keys');               // paths are relative to d.baseUrl
+ *   await d.shot('keys-list');                // test-results/screenshots/keys-list.png
+ *   const other = await d.newContext();       // a second person, own cookies
+ *   await d.stop();
+ */
+export interface Dashboard {
+  baseUrl: string;
+  server: LiveServer;
+  browser: Browser;
+  /** The owner's browser profile and its page, on the collections page of their first workspace. */
+  context: BrowserContext;
+  page: Page;
+  owner: { email: string; name: string; password: string; personId: string; workspaceId: string };
+  /** A fresh profile (no cookies) for another person. */
+  newContext(options?: { narrow?: boolean }): Promise<BrowserContext>;
+  /** Screenshot of a page (the owner's by default) under test-results/screenshots/<name>.png. */
+  shot(name: string, page?: Page): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export const OWNER = { email: 'owner@example.com', name: 'Olivia Owner', password: 'correct horse battery staple' };
+
+/**
+ * The live service and a browser, started side by side: the service takes seconds to start (it
+ * compiles its TypeScript on load), and the browser launches meanwhile. Neither is left running
+ * when the other fails.
+ */
+export async function startServerAndBrowser(env?: Record<string, string>): Promise<{ server: LiveServer; browser: Browser }> {
+  const [server, browser] = await Promise.allSettled([startLiveServer(env), launchBrowser()]);
+  if (server.status === 'fulfilled' && browser.status === 'fulfilled') return { server: server.value, browser: browser.value };
+  if (server.status === 'fulfilled') await server.value.stop();
+  if (browser.status === 'fulfilled') await browser.value.close();
+  throw server.status === 'rejected' ? server.reason : (browser as PromiseRejectedResult).reason;
+}
+
+export async function startDashboard(options: { env?: Record<string, string> } = {}): Promise<Dashboard> {
+  const { server, browser } = await startServerAndBrowser(options.env);
+  try {
+    const context = await newPersonContext(browser, server.baseUrl);
+    // The context's request client shares its cookies: the session cookie lands in the browser.
+    const setup = await context.request.post('/v1/auth/setup', { data: { token: server.setupToken, ...OWNER } });
+    if (setup.status() !== 201) throw new Error(`setup failed: ${setup.status()} ${await setup.text()}`);
+    const body = (await setup.json()) as { person: { id: string }; workspaces: { id: string }[] };
+    const page = await context.newPage();
+    await page.goto('/');
+    return {
+      baseUrl: server.baseUrl,
+      server,
+      browser,
+      context,
+      page,
+      owner: { ...OWNER, personId: body.person.id, workspaceId: body.workspaces[0]!.id },
+      newContext: (contextOptions) => newPersonContext(browser, server.baseUrl, contextOptions),
+      shot: (name, target = page) => screenshot(target, name),
+      stop: async () => {
+        await browser.close();
+        await server.stop();
+      },
+    };
+  } catch (error) {
+    await browser.close();
+    await server.stop();
+    throw error;
+  }
+}

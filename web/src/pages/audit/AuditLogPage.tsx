@@ -1,0 +1,196 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, type Page } from '../../api.js';
+import { navigate, useRoute, useTitle } from '../../router.js';
+import { useSession } from '../../session.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Field } from '../../ui/Field.js';
+import { Pager } from '../../ui/Pager.js';
+import { Time } from '../../ui/Time.js';
+import { useLoad } from '../../ui/useLoad.js';
+import { usePaged } from '../../ui/usePaged.js';
+import type { Member } from '../people/types.js';
+
+interface AuditEntry {
+  id: string;
+  at: string;
+  actor: { type: string; id: string | null; name: string | null };
+  action: string;
+  target: { type: string; id: string } | null;
+  ip: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+  details: Record<string, unknown>;
+}
+
+/** Actions the service records, for the filter's suggestions; a prefix like `member.*` works too. */
+const KNOWN_ACTIONS = [
+  'auth.*', 'auth.signed_in', 'auth.sign_in_failed',
+  'collection.*', 'collection.created', 'collection.updated', 'collection.trashed', 'collection.restored', 'collection.purged', 'collection.records_imported',
+  'record.purged',
+  'schema.*', 'schema.created', 'schema.activated', 'schema.deactivated',
+  'key.*', 'key.created', 'key.rotated', 'key.revoked',
+  'service_account.*', 'service_account.created', 'service_account.updated', 'service_account.deleted',
+  'webhook.*', 'webhook.auto_disabled', 'webhook.delivery_replayed',
+  'member.*', 'member.role_changed', 'member.removed',
+  'invite.*', 'invite.created', 'invite.accepted', 'invite.revoked',
+  'workspace.*', 'workspace.created', 'workspace.ownership_transferred',
+];
+
+/** Entries per page: 50, or `?limit=` in the address (1 to 1000, as the API allows). */
+function pageSize(query: URLSearchParams): number {
+  const asked = Number(query.get('limit'));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 1000 ? asked : 50;
+}
+
+/** `datetime-local` input value (the person's local time) to the API's UTC timestamp. */
+function toInstant(local: string): string | undefined {
+  if (!local) return undefined;
+  const date = new Date(local);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+/**
+ * The audit log, newest first, filtered by actor, action and time; the filters live in the URL so
+ * a filtered view can be shared. "Load more" follows the API's cursor.
+ */
+export function AuditLogPage(): React.JSX.Element {
+  useTitle('Audit log');
+  const session = useSession();
+  const { query } = useRoute();
+  const applied = { actor: query.get('actor') ?? '', action: query.get('action') ?? '', since: query.get('since') ?? '' };
+  const [form, setForm] = useState(applied);
+  const limit = pageSize(query);
+  const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
+  // Only to name people in the filter's suggestions and the targets: without it, ids show instead.
+  const members = useLoad(() => api<Page<Member>>('GET', '/v1/members').then((page) => page.data), session.workspace.id).data ?? [];
+
+  // The filters in the address decide what is shown: from the first page again when they change.
+  const entries = usePaged<AuditEntry>((cursor) => {
+    const params = new URLSearchParams({ limit: String(limit) });
+    if (applied.actor) params.set('actor', applied.actor);
+    if (applied.action) params.set('action', applied.action);
+    const since = toInstant(applied.since);
+    if (since) params.set('since', since);
+    if (cursor) params.set('cursor', cursor);
+    return api<Page<AuditEntry>>('GET', `/v1/audit-log?${params}`);
+  }, `${session.workspace.id}|${filterKey}`);
+
+  useEffect(() => setForm(applied), [filterKey]);
+
+  const apply = (event: FormEvent) => {
+    event.preventDefault();
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(form)) if (value.trim()) params.set(name, value.trim());
+    if (query.has('limit')) params.set('limit', String(limit));
+    const search = params.toString();
+    navigate(search ? `/audit-log?${search}` : '/audit-log');
+  };
+
+  const actorName = (entry: AuditEntry) => entry.actor.name ?? entry.actor.id ?? entry.actor.type;
+
+  return (
+    <section>
+      <h1>Audit log</h1>
+      <p className="muted">Who did what in {session.workspace.name}, newest first.</p>
+      <form className="panel inline-form" onSubmit={apply} aria-label="Filter the audit log">
+        <Field label="Actor" hint="A member, or paste a key or service account id.">
+          <input list="audit-actors" value={form.actor} onChange={(event) => setForm({ ...form, actor: event.target.value })} placeholder="per_…, key_…, sa_…" />
+        </Field>
+        <datalist id="audit-actors">
+          {members.map((member) => (
+            <option key={member.personId} value={member.personId}>
+              {member.name} ({member.email})
+            </option>
+          ))}
+        </datalist>
+        <Field label="Action" hint="Like member.removed, or member.* for all of them.">
+          <input list="audit-actions" value={form.action} onChange={(event) => setForm({ ...form, action: event.target.value })} />
+        </Field>
+        <datalist id="audit-actions">
+          {KNOWN_ACTIONS.map((action) => (
+            <option key={action} value={action} />
+          ))}
+        </datalist>
+        <Field label="Since">
+          <input type="datetime-local" value={form.since} onChange={(event) => setForm({ ...form, since: event.target.value })} />
+        </Field>
+        <div className="actions">
+          <button type="submit" className="primary">
+            Apply filters
+          </button>
+          <button type="button" onClick={() => navigate('/audit-log')} disabled={!applied.actor && !applied.action && !applied.since}>
+            Clear
+          </button>
+        </div>
+      </form>
+      <ErrorText error={entries.error} />
+      {entries.loading && entries.items.length === 0 ? <p role="status">Loading the audit log…</p> : null}
+      {!entries.loading && !entries.error && entries.items.length === 0 ? <p className="muted">No entries match.</p> : null}
+      {entries.items.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">Audit log of {session.workspace.name}, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Action</th>
+                <th scope="col">Target</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.items.map((entry) => (
+                <tr key={entry.id}>
+                  <td><Time value={entry.at} /></td>
+                  <td>
+                    {actorName(entry)} <span className="muted">({entry.actor.type.replace('_', ' ')})</span>
+                  </td>
+                  <td>
+                    <code>{entry.action}</code>
+                  </td>
+                  <td>
+                    <Target target={entry.target} members={members} />
+                  </td>
+                  <td>
+                    <Details entry={entry} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <Pager hasMore={entries.hasMore} onMore={() => void entries.more()} loading={entries.loading} />
+    </section>
+  );
+}
+
+/** A target by name where the page knows it (members), else by its type and id. */
+function Target(props: { target: AuditEntry['target']; members: Member[] }): React.JSX.Element {
+  const { target } = props;
+  if (!target) return <>—</>;
+  const member = target.type === 'person' ? props.members.find((candidate) => candidate.personId === target.id) : undefined;
+  if (member) return <span title={target.id}>{member.name}</span>;
+  return (
+    <span>
+      {target.type.replace('_', ' ')} <code>{target.id}</code>
+    </span>
+  );
+}
+
+function Details(props: { entry: AuditEntry }): React.JSX.Element {
+  const { details, ip, requestId } = props.entry;
+  const pairs = Object.entries(details).map(([name, value]) => `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  return (
+    <span className="audit-details">
+      {pairs.join(', ') || '—'}
+      {ip || requestId ? (
+        <small className="muted">
+          {' '}
+          {ip ? `from ${ip}` : ''} {requestId ? `· ${requestId}` : ''}
+        </small>
+      ) : null}
+    </span>
+  );
+}

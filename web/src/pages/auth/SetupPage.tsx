@@ -1,0 +1,85 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, fieldError } from '../../api.js';
+import { Link, navigate, useRoute, useTitle } from '../../router.js';
+import { useAuth, type SessionBody } from '../../session.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Field } from '../../ui/Field.js';
+import { FormActions } from '../../ui/FormActions.js';
+
+/** First run: the link the server printed at start opens this page, which creates the owner. */
+export function SetupPage(): React.JSX.Element {
+  useTitle('Set up Plainbase');
+  const { signedIn } = useAuth();
+  const token = useRoute().query.get('token') ?? '';
+  const [pending, setPending] = useState<boolean | null>(null);
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const mismatch = repeat !== '' && repeat !== password ? 'The two passwords differ.' : undefined;
+
+  useEffect(() => {
+    api<{ pending: boolean }>('GET', '/v1/auth/setup').then((answer) => setPending(answer.pending), setError);
+  }, []);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (password !== repeat) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const body = await api<SessionBody>('POST', '/v1/auth/setup', { token, name, email, password });
+      signedIn(body);
+      navigate('/', { replace: true });
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+
+  if (pending === false) {
+    return (
+      <div className="card">
+        <p className="brand-title">Plainbase</p>
+        <h1>Setup is done</h1>
+        <p>This service already has an owner. </p>
+        <p>
+          <Link to="/sign-in">Sign in</Link>
+        </p>
+      </div>
+    );
+  }
+
+  return (
+    <div className="card">
+      <p className="brand-title">Plainbase</p>
+      <h1>Create the owner account</h1>
+      {token === '' ? (
+        <p className="error" role="alert">
+          This page needs the one-time link the server printed when it started (it ends in <code>/setup?token=…</code>). Restart the server to get a fresh
+          one.
+        </p>
+      ) : (
+        <p>You will own this Plainbase and its first workspace. You can invite others afterwards.</p>
+      )}
+      <form onSubmit={(event) => void submit(event)} noValidate>
+        <Field label="Your name" error={fieldError(error, 'name')}>
+          <input autoComplete="name" required value={name} onChange={(event) => setName(event.target.value)} />
+        </Field>
+        <Field label="Email" error={fieldError(error, 'email')}>
+          <input type="email" autoComplete="username" required value={email} onChange={(event) => setEmail(event.target.value)} />
+        </Field>
+        <Field label="Password" hint="At least 10 characters." error={fieldError(error, 'password')}>
+          <input type="password" autoComplete="new-password" required minLength={10} value={password} onChange={(event) => setPassword(event.target.value)} />
+        </Field>
+        <Field label="Repeat the password" error={mismatch}>
+          <input type="password" autoComplete="new-password" required value={repeat} onChange={(event) => setRepeat(event.target.value)} />
+        </Field>
+        <ErrorText error={error} />
+        <FormActions label="Create owner" busyLabel="Creating…" busy={busy} disabled={token === '' || pending === null} />
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,165 @@
+import { useId, useState, type FormEvent } from 'react';
+import { ApiError, upload } from '../../api.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Field } from '../../ui/Field.js';
+import { FormActions } from '../../ui/FormActions.js';
+import { ProgressBar } from '../../ui/ProgressBar.js';
+import { collectionPath, formatBytes, type ImportReport } from './types.js';
+
+type Format = 'ndjson' | 'json' | 'csv';
+
+const CONTENT_TYPES: Record<Format, string> = {
+  ndjson: 'application/x-ndjson',
+  json: 'application/json',
+  csv: 'text/csv',
+};
+
+const FORMAT_WORDS: Record<Format, string> = {
+  ndjson: 'NDJSON: one JSON object per line',
+  json: 'JSON: one array of objects',
+  csv: 'CSV: a header row of field names, then one row per record',
+};
+
+function formatOfName(name: string): Format | null {
+  const lower = name.toLowerCase();
+  if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
+  if (lower.endsWith('.json')) return 'json';
+  if (lower.endsWith('.csv')) return 'csv';
+  return null;
+}
+
+/**
+ * Uploads a file of records (docs/import-export.md) with a progress bar. In "partial" mode the
+ * API keeps the good rows and reports each refused one by line; in "all" mode the first refused
+ * row stops the import and nothing is kept.
+ */
+export function ImportPanel(props: { collection: string; onImported: () => void }) {
+  const id = useId();
+  const [file, setFile] = useState<File | null>(null);
+  const [format, setFormat] = useState<Format>('ndjson');
+  const [mode, setMode] = useState<'partial' | 'all'>('partial');
+  const [progress, setProgress] = useState<number | null>(null);
+  const [report, setReport] = useState<ImportReport | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  function choose(chosen: File | null) {
+    setFile(chosen);
+    setReport(null);
+    setError(null);
+    const guessed = chosen ? formatOfName(chosen.name) : null;
+    if (guessed) setFormat(guessed);
+  }
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!file) return;
+    setError(null);
+    setReport(null);
+    setProgress(0);
+    try {
+      const answer = await upload<ImportReport>(`${collectionPath(props.collection, 'import')}?mode=${mode}`, file, CONTENT_TYPES[format], setProgress);
+      setReport(answer);
+      if (answer.imported > 0) props.onImported();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setProgress(null);
+    }
+  }
+
+  const uploading = progress !== null;
+  return (
+    <section className="panel stack" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>Import</h2>
+      <form className="stack" onSubmit={submit}>
+        <Field label="File (NDJSON, JSON array or CSV)" hint={file ? `${file.name}, ${formatBytes(file.size)}` : undefined}>
+          <input type="file" accept=".ndjson,.jsonl,.json,.csv,application/json,text/csv" onChange={(event) => choose(event.target.files?.[0] ?? null)} disabled={uploading} />
+        </Field>
+        <Field label="Format">
+          <select value={format} onChange={(event) => setFormat(event.target.value as Format)} disabled={uploading}>
+            {(Object.keys(FORMAT_WORDS) as Format[]).map((value) => (
+              <option key={value} value={value}>{FORMAT_WORDS[value]}</option>
+            ))}
+          </select>
+        </Field>
+        <fieldset className="inline-options" disabled={uploading}>
+          <legend>When a row is refused</legend>
+          <label className="check">
+            <input type="radio" name={`${id}-mode`} checked={mode === 'partial'} onChange={() => setMode('partial')} /> Keep the other rows and report the refused ones
+          </label>
+          <label className="check">
+            <input type="radio" name={`${id}-mode`} checked={mode === 'all'} onChange={() => setMode('all')} /> All or nothing: stop and keep nothing
+          </label>
+        </fieldset>
+        <FormActions label="Import" busyLabel="Importing…" busy={uploading} disabled={!file} />
+      </form>
+      {uploading ? (
+        <div role="status">
+          <ProgressBar value={progress} label={progress < 1 ? 'Uploading' : 'Uploaded; saving the records'} />
+        </div>
+      ) : null}
+      {error ? <ImportError error={error} /> : null}
+      {report ? <ImportReportView report={report} /> : null}
+    </section>
+  );
+}
+
+/** A stopped import: the API's message already names the line and the field, so it is shown as it is. */
+function ImportError(props: { error: unknown }) {
+  const line = props.error instanceof ApiError ? (props.error.details as { line?: unknown } | null)?.line : undefined;
+  if (typeof line !== 'number' || !(props.error instanceof ApiError)) return <ErrorText error={props.error} />;
+  return (
+    <div role="alert" className="error">
+      <p>{props.error.message}</p>
+      <p>Nothing was imported. Fix line {line} (or import with "Keep the other rows") and try again.</p>
+    </div>
+  );
+}
+
+function ImportReportView(props: { report: ImportReport }) {
+  const { imported, rejected, rejectedCount } = props.report;
+  return (
+    <div className="stack import-report" aria-label="Import report" role="region">
+      <p role="status">
+        Imported {imported.toLocaleString()} {imported === 1 ? 'record' : 'records'}
+        {rejectedCount > 0 ? `; ${rejectedCount.toLocaleString()} ${rejectedCount === 1 ? 'line was' : 'lines were'} refused.` : '.'}
+      </p>
+      {rejected.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <caption>Refused lines{rejectedCount > rejected.length ? ` (the first ${rejected.length.toLocaleString()})` : ''}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Line</th>
+                <th scope="col">Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rejected.map((row) => (
+                <tr key={row.line}>
+                  <th scope="row">{row.line}</th>
+                  <td>
+                    {row.error.message}
+                    {fieldsOf(row.error.details).length > 1 ? (
+                      <ul>
+                        {fieldsOf(row.error.details).map((entry, index) => (
+                          <li key={index}><code>{entry.field}</code> {entry.message}</li>
+                        ))}
+                      </ul>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function fieldsOf(details: Record<string, unknown> | undefined): { field: string; message: string }[] {
+  const errors = details?.errors;
+  if (!Array.isArray(errors)) return [];
+  return errors.filter((entry): entry is { field: string; message: string } => typeof entry?.field === 'string');
+}

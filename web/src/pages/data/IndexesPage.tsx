@@ -1,0 +1,117 @@
+import { useState, type FormEvent } from 'react';
+import { api, fieldError, type Page } from '../../api.js';
+import { useRoute, useTitle } from '../../router.js';
+import { useSession } from '../../session.js';
+import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Field } from '../../ui/Field.js';
+import { FormActions } from '../../ui/FormActions.js';
+import { useLoad } from '../../ui/useLoad.js';
+import { CollectionTabs } from './CollectionTabs.js';
+import { collectionPath, type RecordIndex } from './types.js';
+import './data.css';
+
+/** `/collections/:name/indexes`: owners and admins index record fields so filters and sorts on them stay fast. */
+export function IndexesPage() {
+  const { params } = useRoute();
+  const name = params.name ?? '';
+  useTitle(`${name}: indexes`);
+  const session = useSession();
+  const indexes = useLoad(() => api<Page<RecordIndex>>('GET', collectionPath(name, 'indexes')), `${session.workspace.id}/${name}`);
+  const [indexName, setIndexName] = useState('');
+  const [fields, setFields] = useState('');
+  const [unique, setUnique] = useState(false);
+  const [createError, setCreateError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [deleting, setDeleting] = useState<RecordIndex | null>(null);
+  const [notice, setNotice] = useState('');
+
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    setCreateError(null);
+    setBusy(true);
+    try {
+      const list = fields.split(',').map((field) => field.trim()).filter(Boolean);
+      const created = await api<RecordIndex>('POST', collectionPath(name, 'indexes'), { name: indexName, fields: list, unique });
+      setNotice(`Index ${created.name} is ready.`);
+      setIndexName('');
+      setFields('');
+      setUnique(false);
+      await indexes.reload();
+    } catch (caught) {
+      setCreateError(caught);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function remove(index: RecordIndex) {
+    await api('DELETE', collectionPath(name, 'indexes', index.name));
+    setDeleting(null);
+    setNotice(`Index ${index.name} is removed.`);
+    await indexes.reload();
+  }
+
+  const list = indexes.data?.data ?? [];
+  return (
+    <div className="stack">
+      <CollectionTabs name={name} title={`${name}: indexes`} />
+      <p className="hint">An index makes filters and sorts on its fields fast. A unique index also refuses a record whose values repeat another's (409). Building one holds writes to this collection while it runs.</p>
+      {notice ? <p role="status" className="notice">{notice}</p> : null}
+      <ErrorText error={indexes.error} />
+      {indexes.data && list.length === 0 ? <p className="empty">No indexes yet.</p> : null}
+      {list.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">Indexes of {name}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Fields</th>
+                <th scope="col">Unique</th>
+                <th scope="col"><span className="visually-hidden">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((index) => (
+                <tr key={index.name}>
+                  <th scope="row">{index.name}</th>
+                  <td>{index.fields.map((field) => <code key={field}>{field} </code>)}</td>
+                  <td>{index.unique ? 'unique' : 'no'}</td>
+                  <td className="row-actions">
+                    <button type="button" className="danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <form className="panel stack" onSubmit={create} aria-label="New index">
+        <h2>New index</h2>
+        <Field label="Index name" error={fieldError(createError, 'name')} hint="Lower-case letters, digits and _, starting with a letter.">
+          <input value={indexName} onChange={(event) => setIndexName(event.target.value)} spellCheck={false} autoComplete="off" placeholder="by_email" />
+        </Field>
+        <Field label="Fields" error={fieldError(createError, 'fields')} hint="One to four, comma separated: data.<path>, createdAt or updatedAt, e.g. data.email or data.status, createdAt.">
+          <input value={fields} onChange={(event) => setFields(event.target.value)} spellCheck={false} autoComplete="off" placeholder="data.email" />
+        </Field>
+        <label className="check">
+          <input type="checkbox" checked={unique} onChange={(event) => setUnique(event.target.checked)} /> Unique: no two records may have the same values
+        </label>
+        <ErrorText error={createError} />
+        <FormActions label="Create index" busyLabel="Building…" busy={busy} />
+      </form>
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete index ${deleting?.name ?? ''}?`}
+        message={`Filters and sorts on ${deleting?.fields.join(', ') ?? ''} may become slow${deleting?.unique ? ', and duplicate values will no longer be refused' : ''}. No record is deleted.`}
+        confirmLabel="Delete index"
+        danger
+        onConfirm={() => (deleting ? remove(deleting) : undefined)}
+        onCancel={() => setDeleting(null)}
+      />
+    </div>
+  );
+}

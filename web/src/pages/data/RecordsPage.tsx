@@ -1,0 +1,210 @@
+import { useState } from 'react';
+import { api, type Page } from '../../api.js';
+import { navigate, useRoute, useTitle } from '../../router.js';
+import { useSession } from '../../session.js';
+import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Pager } from '../../ui/Pager.js';
+import { useLoad } from '../../ui/useLoad.js';
+import { usePaged } from '../../ui/usePaged.js';
+import { CollectionTabs } from './CollectionTabs.js';
+import { ExportPanel } from './ExportPanel.js';
+import { FilterBar, filterProblem } from './FilterBar.js';
+import { ImportPanel } from './ImportPanel.js';
+import { RecordEditor } from './RecordEditor.js';
+import { RecordsTable } from './RecordsTable.js';
+import { collectionPath, recordSummary, type Collection, type RecordItem } from './types.js';
+import './data.css';
+
+const PAGE_SIZE = 50;
+
+/**
+ * `/collections/:name/records`: the records browser. Filter, sort and the trash view live in the
+ * URL (?filter=, ?sort=, ?trashed=true), so a view can be shared and Back works.
+ */
+export function RecordsPage() {
+  const { params, query, path } = useRoute();
+  const name = params.name ?? '';
+  const filter = query.get('filter') ?? '';
+  const sort = query.get('sort') ?? '';
+  const trashed = query.get('trashed') === 'true';
+  useTitle(`${name}: ${trashed ? 'trashed records' : 'records'}`);
+  const session = useSession();
+
+  const collection = useLoad(() => api<Collection>('GET', collectionPath(name)), `${session.workspace.id}/${name}`);
+  const records = usePaged<RecordItem>((cursor) => {
+    const search = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (filter) search.set('filter', filter);
+    if (sort) search.set('sort', sort);
+    if (trashed) search.set('trashed', 'true');
+    if (cursor) search.set('cursor', cursor);
+    else search.set('count', 'true');
+    return api<Page<RecordItem>>('GET', `${collectionPath(name, 'records')}?${search}`);
+  }, `${session.workspace.id}/${name}?${filter}&${sort}&${trashed}`);
+
+  const [editing, setEditing] = useState<RecordItem | 'new' | null>(null);
+  const [panel, setPanel] = useState<'import' | 'export' | null>(null);
+  const [confirming, setConfirming] = useState<{ record: RecordItem; action: 'trash' | 'purge' } | null>(null);
+  const [notice, setNotice] = useState('');
+  const [actionError, setActionError] = useState<unknown>(null);
+  const [restoring, setRestoring] = useState(false);
+
+  function setQuery(changes: Record<string, string>) {
+    const next = new URLSearchParams(query);
+    for (const [key, value] of Object.entries(changes)) {
+      if (value) next.set(key, value);
+      else next.delete(key);
+    }
+    const search = next.toString();
+    setNotice('');
+    setActionError(null);
+    navigate(search ? `${path}?${search}` : path);
+  }
+
+  async function restore(record: RecordItem) {
+    setActionError(null);
+    setRestoring(true);
+    try {
+      await api('POST', collectionPath(name, 'records', record.id, 'restore'));
+      setNotice(`Record ${record.id} is back.`);
+      await records.reload();
+    } catch (error) {
+      setActionError(error);
+    } finally {
+      setRestoring(false);
+    }
+  }
+
+  /** Throws on failure, so the dialog stays open and says why. */
+  async function confirmed(record: RecordItem, action: 'trash' | 'purge') {
+    await api('DELETE', `${collectionPath(name, 'records', record.id)}${action === 'purge' ? '?permanent=true' : ''}`);
+    setConfirming(null);
+    setNotice(action === 'purge' ? `Record ${record.id} is deleted for good.` : `Record ${record.id} is in the trash.`);
+    await records.reload();
+  }
+
+  const badFilter = filterProblem(records.error);
+  const can = session.can.bind(session);
+
+  return (
+    <div className="stack">
+      <CollectionTabs name={name} title={trashed ? `${name}: trashed records` : `${name}: records`} />
+      <ErrorText error={collection.error} />
+
+      <div className="toolbar" role="toolbar" aria-label="Records">
+        {!trashed && can('records:create') ? (
+          <button type="button" className="primary" onClick={() => setEditing('new')}>
+            New record
+          </button>
+        ) : null}
+        {!trashed && can('records:create') ? (
+          <button type="button" aria-expanded={panel === 'import'} onClick={() => setPanel(panel === 'import' ? null : 'import')}>
+            Import…
+          </button>
+        ) : null}
+        {!trashed ? (
+          <button type="button" aria-expanded={panel === 'export'} onClick={() => setPanel(panel === 'export' ? null : 'export')}>
+            Export…
+          </button>
+        ) : null}
+        <button type="button" aria-pressed={trashed} onClick={() => setQuery({ trashed: trashed ? '' : 'true', sort: '' })}>
+          {trashed ? 'Back to records' : 'Show trashed records'}
+        </button>
+      </div>
+
+      {panel === 'import' && !trashed ? <ImportPanel collection={name} onImported={() => void records.reload()} /> : null}
+      {panel === 'export' && !trashed ? <ExportPanel collection={name} filter={filter} /> : null}
+
+      {editing ? (
+        <RecordEditor
+          key={editing === 'new' ? 'new' : editing.id}
+          collection={name}
+          record={editing === 'new' ? null : editing}
+          activeSchemaVersion={collection.data?.activeSchemaVersion ?? null}
+          onClose={() => setEditing(null)}
+          onSaved={(saved) => {
+            setEditing(null);
+            setNotice(editing === 'new' ? `Created record ${saved.id}.` : `Saved record ${saved.id}.`);
+            void records.reload();
+          }}
+        />
+      ) : null}
+
+      <FilterBar filter={filter} error={records.error} onApply={(next) => setQuery({ filter: next })} />
+
+      {notice ? <p role="status" className="notice">{notice}</p> : null}
+      <ErrorText error={actionError} />
+      {records.error && !badFilter ? <ErrorText error={records.error} /> : null}
+
+      {!records.error ? (
+        <p className="count" aria-live="polite">
+          {records.loading && records.items.length === 0
+            ? 'Loading…'
+            : records.total !== undefined
+              ? `${records.total.toLocaleString()} ${trashed ? 'trashed ' : ''}${records.total === 1 ? 'record' : 'records'}${filter ? ' match the filter' : ''}; showing ${records.items.length.toLocaleString()}.`
+              : `Showing ${records.items.length.toLocaleString()}.`}
+        </p>
+      ) : null}
+
+      {records.items.length > 0 ? (
+        <RecordsTable
+          records={records.items}
+          sort={sort}
+          onSort={(next) => setQuery({ sort: next })}
+          caption={`Records of ${name}`}
+          actions={(record) =>
+            trashed ? (
+              <>
+                {can('records:delete') ? (
+                  <button type="button" onClick={() => void restore(record)} disabled={restoring} aria-label={`Restore record ${record.id}`}>
+                    Restore
+                  </button>
+                ) : null}
+                {can('records:purge') ? (
+                  <button type="button" className="danger" onClick={() => setConfirming({ record, action: 'purge' })} aria-label={`Delete record ${record.id} for good`}>
+                    Delete for good
+                  </button>
+                ) : null}
+              </>
+            ) : (
+              <>
+                {can('records:update') ? (
+                  <button type="button" onClick={() => setEditing(record)} aria-label={`Edit record ${record.id}`}>
+                    Edit
+                  </button>
+                ) : null}
+                {can('records:delete') ? (
+                  <button type="button" className="danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
+                    Trash
+                  </button>
+                ) : null}
+              </>
+            )
+          }
+        />
+      ) : null}
+      {!records.loading && !records.error && records.items.length === 0 ? (
+        <p className="empty">
+          {trashed ? 'No records in the trash.' : filter ? 'No record matches the filter.' : 'No records yet.'}
+        </p>
+      ) : null}
+      <Pager hasMore={records.hasMore} loading={records.loading} onMore={() => void records.more()} />
+
+      <ConfirmDialog
+        open={confirming !== null}
+        title={confirming?.action === 'purge' ? 'Delete this record for good?' : 'Move this record to the trash?'}
+        message={confirming ? confirmMessage(confirming.record, confirming.action) : ''}
+        confirmLabel={confirming?.action === 'purge' ? 'Delete for good' : 'Move to trash'}
+        danger
+        onConfirm={() => (confirming ? confirmed(confirming.record, confirming.action) : undefined)}
+        onCancel={() => setConfirming(null)}
+      />
+    </div>
+  );
+}
+
+function confirmMessage(record: RecordItem, action: 'trash' | 'purge'): string {
+  if (action === 'trash') return `Record ${record.id} (${recordSummary(record, 120)}) goes to the trash; you can restore it from "Show trashed records".`;
+  const files = record.files.length ? ` Its ${record.files.length} attached ${record.files.length === 1 ? 'file is' : 'files are'} detached and deleted when nothing else uses them.` : '';
+  return `Record ${record.id} (${recordSummary(record, 120)}) is deleted for good. It cannot be restored.${files}`;
+}

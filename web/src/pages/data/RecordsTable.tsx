@@ -1,0 +1,98 @@
+import type { ReactNode } from 'react';
+import { Time } from '../../ui/Time.js';
+import type { RecordItem } from './types.js';
+
+const MAX_DATA_COLUMNS = 12;
+/** A data key the filter and sort syntax can name (docs/queries.md): letters, digits, _, not starting with a digit. */
+const NAMEABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The columns: the data's top-level keys in the order first seen, then the record's times. */
+export function dataColumns(records: RecordItem[]): string[] {
+  const keys = new Set<string>();
+  for (const record of records) {
+    for (const key of Object.keys(record.data)) {
+      keys.add(key);
+      if (keys.size >= MAX_DATA_COLUMNS) return [...keys];
+    }
+  }
+  return [...keys];
+}
+
+/** `-data.age` → {field: 'data.age', descending: true}. Only the first field of a sort is shown. */
+export function parseSortParam(sort: string): { field: string; descending: boolean } | null {
+  const first = sort.split(',')[0]?.trim();
+  if (!first) return null;
+  return first.startsWith('-') ? { field: first.slice(1), descending: true } : { field: first, descending: false };
+}
+
+/**
+ * The records as a table. A sortable column's header is a button: ascending, then descending, then
+ * back to the default order. aria-sort tells screen readers which column the order follows.
+ */
+export function RecordsTable(props: {
+  records: RecordItem[];
+  sort: string;
+  onSort: (sort: string) => void;
+  caption: string;
+  actions: (record: RecordItem) => ReactNode;
+}) {
+  const columns = dataColumns(props.records);
+  const withFiles = props.records.some((record) => record.files.length > 0);
+  const current = parseSortParam(props.sort);
+
+  function header(label: string, field: string | null) {
+    if (!field) return <th scope="col" key={label}>{label}</th>;
+    const active = current?.field === field;
+    const ariaSort = active ? (current.descending ? 'descending' : 'ascending') : 'none';
+    const next = !active ? field : !current.descending ? `-${field}` : '';
+    const arrow = active ? (current.descending ? '▼' : '▲') : '';
+    return (
+      <th scope="col" key={label} aria-sort={ariaSort}>
+        <button type="button" className="sort-button" onClick={() => props.onSort(next)} title={`Sort by ${label}`}>
+          {label} <span aria-hidden="true">{arrow}</span>
+        </button>
+      </th>
+    );
+  }
+
+  return (
+    <div className="table-wrap">
+      <table className="records-table">
+        <caption className="visually-hidden">{props.caption}</caption>
+        <thead>
+          <tr>
+            {header('id', 'id')}
+            <th scope="col"><span className="visually-hidden">Actions</span></th>
+            {columns.map((key) => header(key, NAMEABLE.test(key) ? `data.${key}` : null))}
+            {withFiles ? header('attached files', null) : null}
+            {header('createdAt', 'createdAt')}
+            {header('updatedAt', 'updatedAt')}
+          </tr>
+        </thead>
+        <tbody>
+          {props.records.map((record) => (
+            <tr key={record.id}>
+              <th scope="row"><code>{record.id}</code></th>
+              {/* Right after the id, so the actions stay in view when many columns make the table scroll. */}
+              <td className="row-actions">{props.actions(record)}</td>
+              {columns.map((key) => (
+                <td key={key}>{cell(record.data[key])}</td>
+              ))}
+              {withFiles ? <td>{record.files.length ? `${record.files.length} attached` : ''}</td> : null}
+              <td><Time value={record.createdAt} /></td>
+              <td><Time value={record.updatedAt} /></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function cell(value: unknown): ReactNode {
+  if (value === undefined) return <span className="muted" aria-label="missing">–</span>;
+  if (value === null) return <span className="muted">null</span>;
+  if (typeof value === 'string') return value.length > 80 ? `${value.slice(0, 80)}…` : value;
+  const text = JSON.stringify(value);
+  return <code>{text.length > 80 ? `${text.slice(0, 80)}…` : text}</code>;
+}

@@ -1,0 +1,145 @@
+import './keys-and-webhooks.css';
+import { useState } from 'react';
+import { api, loadAll, withCursor, type Page } from '../../api.js';
+import { useTitle } from '../../router.js';
+import { useSession } from '../../session.js';
+import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Pager } from '../../ui/Pager.js';
+import { useLoad } from '../../ui/useLoad.js';
+import { usePaged } from '../../ui/usePaged.js';
+import type { Member } from '../people/types.js';
+import { CreateKeyForm } from './CreateKeyForm.js';
+import type { ApiKey, ApiKeyWithSecret, CollectionRef, ServiceAccount } from './key-types.js';
+import { KeyTable } from './KeyTable.js';
+import { RevealedSecret } from './RevealedSecret.js';
+import { RotateKeyDialog } from './RotateKeyDialog.js';
+
+/** The names behind the ids a key carries: its collections, its creator, its service account. */
+interface Names {
+  collections: CollectionRef[];
+  members: Member[];
+  accounts: ServiceAccount[];
+}
+
+/**
+ * API keys: create (with only the scopes the person's role may grant), list, rotate, revoke.
+ * Owners and admins see every key of the workspace; everyone else their own (the API decides).
+ */
+export function KeysPage(): React.JSX.Element {
+  useTitle('API keys');
+  const session = useSession();
+  const workspaceId = session.workspace.id;
+  const keys = usePaged<ApiKey>((cursor) => api<Page<ApiKey>>('GET', withCursor('/v1/keys?limit=50', cursor)), workspaceId);
+  const names = useLoad<Names>(async () => {
+    const [collections, members, accounts] = await Promise.all([
+      loadAll<CollectionRef>('/v1/collections'),
+      api<Page<Member>>('GET', '/v1/members').then((page) => page.data),
+      session.can('service-accounts:manage') ? api<Page<ServiceAccount>>('GET', '/v1/service-accounts').then((page) => page.data) : Promise.resolve([]),
+    ]);
+    return { collections, members, accounts };
+  }, workspaceId);
+
+  const [creating, setCreating] = useState(false);
+  const [revealed, setRevealed] = useState<{ title: string; secret: string } | null>(null);
+  const [rotating, setRotating] = useState<ApiKey | null>(null);
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+
+  const collectionName = (id: string) => names.data?.collections.find((collection) => collection.id === id)?.name ?? id;
+  const ownerOf = (key: ApiKey) => {
+    if (key.serviceAccountId) {
+      const account = names.data?.accounts.find((candidate) => candidate.id === key.serviceAccountId);
+      return `Service account ${account ? account.name : key.serviceAccountId}`;
+    }
+    if (key.createdBy === session.person.id) return 'You';
+    if (!names.data) return '…';
+    const member = names.data?.members.find((candidate) => candidate.personId === key.createdBy);
+    return member ? `${member.name} (${member.email})` : 'A former member';
+  };
+
+  const showSecret = (title: string, key: ApiKeyWithSecret) => {
+    setRevealed({ title, secret: key.secret });
+    void keys.reload();
+  };
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>API keys</h1>
+        {!creating && !revealed ? (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            Create key
+          </button>
+        ) : null}
+      </div>
+      <p className="lead">
+        Programs call Plainbase with a key, sent as <code>Authorization: Bearer …</code>.{' '}
+        {session.can('keys:manage') ? 'You see every key of this workspace.' : 'You see the keys you created.'}
+      </p>
+
+      {revealed ? (
+        <RevealedSecret
+          title={revealed.title}
+          label="Secret key"
+          secret={revealed.secret}
+          usage={
+            <p className="hint">
+              Send it as <code>Authorization: Bearer {'<key>'}</code>. Try it with <code>GET /v1/me</code>, which says what the key may do.
+            </p>
+          }
+          onDone={() => setRevealed(null)}
+        />
+      ) : null}
+
+      {creating ? (
+        <CreateKeyForm
+          grantable={(scope) => session.can(scope)}
+          collections={names.data?.collections ?? []}
+          onCreated={(key) => {
+            setCreating(false);
+            showSecret(`Key “${key.name}” created`, key);
+          }}
+          onCancel={() => setCreating(false)}
+        />
+      ) : null}
+
+      <ErrorText error={keys.error ?? names.error} />
+      {keys.loading && keys.items.length === 0 ? <p role="status">Loading keys…</p> : null}
+      {!keys.loading && !keys.error && keys.items.length === 0 ? <p className="empty">No keys yet. Create one for each program that calls the API.</p> : null}
+      {keys.items.length > 0 ? (
+        <KeyTable keys={keys.items} ownerOf={ownerOf} collectionName={collectionName} onRotate={setRotating} onRevoke={setRevoking} />
+      ) : null}
+      <Pager hasMore={keys.hasMore} onMore={() => void keys.more()} loading={keys.loading} />
+
+      <RotateKeyDialog
+        apiKey={rotating}
+        onRotated={(key) => {
+          setRotating(null);
+          showSecret(`New secret for “${key.name}”`, key);
+        }}
+        onCancel={() => setRotating(null)}
+      />
+      <ConfirmDialog
+        open={revoking !== null}
+        title={revoking ? `Revoke the key “${revoking.name}”?` : 'Revoke key?'}
+        danger
+        confirmLabel="Revoke key"
+        message={
+          revoking ? (
+            <p>
+              Every program using <code>{revoking.preview}</code> is refused from its next request, including with a previous secret still in a grace period.
+              Revoking cannot be undone; the key stays listed as revoked and its history stays in the audit log.
+            </p>
+          ) : null
+        }
+        onConfirm={async () => {
+          if (!revoking) return;
+          await api('POST', `/v1/keys/${revoking.id}/revoke`);
+          setRevoking(null);
+          await keys.reload();
+        }}
+        onCancel={() => setRevoking(null)}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,146 @@
+import '../keys/keys-and-webhooks.css';
+import { useState } from 'react';
+import { roleAllows, type Ability } from '../../../../src/abilities.js';
+import { api, loadAll, type Page } from '../../api.js';
+import { Link, useTitle } from '../../router.js';
+import { useSession } from '../../session.js';
+import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { useLoad } from '../../ui/useLoad.js';
+import { CreateKeyForm } from '../keys/CreateKeyForm.js';
+import type { ApiKey, CollectionRef, ServiceAccount } from '../keys/key-types.js';
+import { RevealedSecret } from '../keys/RevealedSecret.js';
+import { CreateServiceAccountForm } from './CreateServiceAccountForm.js';
+import { ServiceAccountRow } from './ServiceAccountRow.js';
+
+interface Loaded {
+  accounts: ServiceAccount[];
+  keys: ApiKey[];
+  collections: CollectionRef[];
+}
+
+/** Service accounts (machine users with a role): create, change role, issue keys, delete. Owners and admins only. */
+export function ServiceAccountsPage(): React.JSX.Element {
+  useTitle('Service accounts');
+  const session = useSession();
+  const loaded = useLoad<Loaded>(async () => {
+    const [accounts, keys, collections] = await Promise.all([
+      api<Page<ServiceAccount>>('GET', '/v1/service-accounts').then((page) => page.data),
+      loadAll<ApiKey>('/v1/keys'),
+      loadAll<CollectionRef>('/v1/collections'),
+    ]);
+    return { accounts, keys, collections };
+  }, session.workspace.id);
+
+  const [creating, setCreating] = useState(false);
+  const [issuingFor, setIssuingFor] = useState<ServiceAccount | null>(null);
+  const [revealed, setRevealed] = useState<{ title: string; secret: string } | null>(null);
+  const [deleting, setDeleting] = useState<ServiceAccount | null>(null);
+
+  const accounts = loaded.data?.accounts ?? [];
+  const activeKeysOf = (account: ServiceAccount) => loaded.data?.keys.filter((key) => key.serviceAccountId === account.id && key.state === 'active').length ?? 0;
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>Service accounts</h1>
+        {!creating ? (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            Create service account
+          </button>
+        ) : null}
+      </div>
+      <p className="lead">
+        A service account is a machine user for an integration. Its keys answer to its role, not to a person, so they keep working when people leave. Its
+        keys are listed under <Link to="/keys">API keys</Link>.
+      </p>
+
+      {creating ? (
+        <CreateServiceAccountForm
+          onCreated={() => {
+            setCreating(false);
+            void loaded.reload();
+          }}
+          onCancel={() => setCreating(false)}
+        />
+      ) : null}
+
+      {revealed ? <RevealedSecret title={revealed.title} label="Secret key" secret={revealed.secret} onDone={() => setRevealed(null)} /> : null}
+
+      {issuingFor ? (
+        <CreateKeyForm
+          key={issuingFor.id}
+          serviceAccount={issuingFor}
+          grantable={(scope) => session.can(scope) && roleAllows(issuingFor.role, scope as Ability)}
+          collections={loaded.data?.collections ?? []}
+          onCreated={(key) => {
+            setIssuingFor(null);
+            setRevealed({ title: `Key “${key.name}” for ${issuingFor.name} created`, secret: key.secret });
+            void loaded.reload();
+          }}
+          onCancel={() => setIssuingFor(null)}
+        />
+      ) : null}
+
+      <ErrorText error={loaded.error} />
+      {loaded.loading && !loaded.data ? <p role="status">Loading service accounts…</p> : null}
+      {loaded.data && accounts.length === 0 ? <p className="empty">No service accounts yet.</p> : null}
+      {accounts.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">Service accounts</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Role</th>
+                <th scope="col">Active keys</th>
+                <th scope="col">Created</th>
+                <th scope="col"><span className="visually-hidden">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {accounts.map((account) => (
+                <ServiceAccountRow
+                  key={account.id}
+                  account={account}
+                  activeKeys={activeKeysOf(account)}
+                  onChanged={() => void loaded.reload()}
+                  onIssueKey={() => {
+                    setRevealed(null);
+                    setIssuingFor(account);
+                  }}
+                  onDelete={() => setDeleting(account)}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+
+      <ConfirmDialog
+        open={deleting !== null}
+        title={deleting ? `Delete the service account “${deleting.name}”?` : 'Delete service account?'}
+        danger
+        confirmLabel="Delete service account"
+        message={
+          deleting ? (
+            <p>
+              {activeKeysOf(deleting) === 0
+                ? 'It has no active keys.'
+                : `Its ${activeKeysOf(deleting)} active key${activeKeysOf(deleting) === 1 ? '' : 's'} stop${activeKeysOf(deleting) === 1 ? 's' : ''} working at once.`}{' '}
+              This cannot be undone.
+            </p>
+          ) : null
+        }
+        onConfirm={async () => {
+          if (!deleting) return;
+          await api('DELETE', `/v1/service-accounts/${deleting.id}`);
+          if (issuingFor?.id === deleting.id) setIssuingFor(null);
+          setDeleting(null);
+          await loaded.reload();
+        }}
+        onCancel={() => setDeleting(null)}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,53 @@
+import { useState } from 'react';
+import { api } from '../../api.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { useLoad } from '../../ui/useLoad.js';
+import { AttemptDetails } from './AttemptDetails.js';
+import type { Delivery, DeliveryWithAttempts } from './webhook-types.js';
+
+/** One delivery's attempts, newest last, and Replay: the same event again as a new delivery. */
+export function DeliveryDetail(props: { webhookId: string; deliveryId: string; onReplayed: (replay: Delivery) => void }): React.JSX.Element {
+  const path = `/v1/webhooks/${props.webhookId}/deliveries/${props.deliveryId}`;
+  const delivery = useLoad(() => api<DeliveryWithAttempts>('GET', path), path);
+  const [replaying, setReplaying] = useState(false);
+  const [replayError, setReplayError] = useState<unknown>(null);
+  const [replayedAs, setReplayedAs] = useState<string | null>(null);
+
+  const replay = async () => {
+    setReplaying(true);
+    setReplayError(null);
+    try {
+      const replayed = await api<Delivery>('POST', `${path}/replay`);
+      setReplayedAs(replayed.id);
+      props.onReplayed(replayed);
+    } catch (caught) {
+      setReplayError(caught);
+    } finally {
+      setReplaying(false);
+    }
+  };
+
+  const attempts = delivery.data?.attempts ?? [];
+  return (
+    <div className="delivery-detail">
+      <ErrorText error={delivery.error} />
+      {delivery.loading && !delivery.data ? <p role="status">Loading attempts…</p> : null}
+      {delivery.data && attempts.length === 0 ? <p className="empty">No attempt yet: it is waiting to be sent.</p> : null}
+      {attempts.map((attempt, index) => (
+        <AttemptDetails key={attempt.id} attempt={attempt} title={`Attempt ${index + 1}`} />
+      ))}
+      <div className="actions">
+        <button type="button" onClick={() => void delivery.reload()} disabled={delivery.loading}>
+          Refresh attempts
+        </button>
+        <button type="button" onClick={() => void replay()} disabled={replaying} aria-busy={replaying}>
+          {replaying ? 'Replaying…' : 'Replay'}
+        </button>
+      </div>
+      <p role="status" className="hint">
+        {replayedAs ? `Sent again as a new delivery (${replayedAs}); the receiver sees the same x-baas-delivery id.` : ''}
+      </p>
+      <ErrorText error={replayError} />
+    </div>
+  );
+}

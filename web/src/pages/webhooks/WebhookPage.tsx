@@ -1,0 +1,179 @@
+import '../keys/keys-and-webhooks.css';
+import { useState } from 'react';
+import { api, loadAll } from '../../api.js';
+import { Link, navigate, useRoute, useTitle } from '../../router.js';
+import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Time } from '../../ui/Time.js';
+import { useLoad } from '../../ui/useLoad.js';
+import type { CollectionRef } from '../keys/key-types.js';
+import { RevealedSecret } from '../keys/RevealedSecret.js';
+import { DeliveryLog } from './DeliveryLog.js';
+import { PingPanel } from './PingPanel.js';
+import type { Webhook, WebhookWithSecret } from './webhook-types.js';
+import { eventsText, stateText } from './webhook-words.js';
+import { WebhookForm } from './WebhookForm.js';
+
+/** One webhook: its settings, on/off, the signing secret, a test call and the delivery log. */
+export function WebhookPage(): React.JSX.Element {
+  useTitle('Webhook');
+  const id = useRoute().params.id ?? '';
+  const loaded = useLoad(async () => {
+    const [webhook, collections] = await Promise.all([api<Webhook>('GET', `/v1/webhooks/${encodeURIComponent(id)}`), loadAll<CollectionRef>('/v1/collections')]);
+    return { webhook, collections };
+  }, id);
+  const [editing, setEditing] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState<'rotate' | 'delete' | null>(null);
+  const [switching, setSwitching] = useState(false);
+  const [switchError, setSwitchError] = useState<unknown>(null);
+
+  if (!loaded.data) {
+    return (
+      <section>
+        <p>
+          <Link to="/webhooks">← Webhooks</Link>
+        </p>
+        <h1>Webhook</h1>
+        {loaded.loading ? <p role="status">Loading…</p> : null}
+        <ErrorText error={loaded.error} />
+      </section>
+    );
+  }
+
+  const { webhook, collections } = loaded.data;
+  const collectionName = (collectionId: string) => collections.find((collection) => collection.id === collectionId)?.name ?? collectionId;
+
+  const setEnabled = async (enabled: boolean) => {
+    setSwitching(true);
+    setSwitchError(null);
+    try {
+      await api('POST', `/v1/webhooks/${webhook.id}/${enabled ? 'enable' : 'disable'}`);
+      await loaded.reload();
+    } catch (caught) {
+      setSwitchError(caught);
+    } finally {
+      setSwitching(false);
+    }
+  };
+
+  return (
+    <section>
+      <p>
+        <Link to="/webhooks">← Webhooks</Link>
+      </p>
+      <h1>
+        Webhook <code className="break">{webhook.url}</code>
+      </h1>
+
+      {webhook.disabledReason === 'auto' ? (
+        <div className="banner banner-danger" role="alert">
+          <strong>This webhook was switched off automatically</strong> after 25 deliveries in a row failed every attempt. Its deliveries are waiting, not lost.
+          Fix the receiver, send a ping to check it, then enable the webhook: the waiting deliveries resume.
+        </div>
+      ) : null}
+      {webhook.disabledReason === 'manual' ? (
+        <div className="banner" role="note">
+          This webhook is switched off. Its deliveries wait until it is enabled again.
+        </div>
+      ) : null}
+
+      <section className="panel" aria-labelledby="settings-title">
+        <h2 id="settings-title">Settings</h2>
+        <dl className="facts">
+          <dt>State</dt>
+          <dd>
+            <span className={webhook.enabled ? 'state state-active' : 'state state-revoked'}>{stateText(webhook)}</span>
+          </dd>
+          <dt>Events</dt>
+          <dd>{eventsText(webhook)}</dd>
+          <dt>Collections</dt>
+          <dd>{webhook.collections ? webhook.collections.map(collectionName).join(', ') : 'All'}</dd>
+          <dt>Created</dt>
+          <dd><Time value={webhook.createdAt} /></dd>
+          <dt>Id</dt>
+          <dd>
+            <code>{webhook.id}</code>
+          </dd>
+        </dl>
+        <div className="actions">
+          {webhook.enabled ? (
+            <button type="button" onClick={() => void setEnabled(false)} disabled={switching} aria-busy={switching}>
+              {switching ? 'Disabling…' : 'Disable'}
+            </button>
+          ) : (
+            <button type="button" className="primary" onClick={() => void setEnabled(true)} disabled={switching} aria-busy={switching}>
+              {switching ? 'Enabling…' : 'Enable'}
+            </button>
+          )}
+          <button type="button" onClick={() => setEditing(true)} disabled={editing}>
+            Edit
+          </button>
+          <button type="button" onClick={() => setConfirm('rotate')}>
+            Rotate secret
+          </button>
+          <button type="button" className="danger" onClick={() => setConfirm('delete')}>
+            Delete
+          </button>
+        </div>
+        <ErrorText error={switchError} />
+      </section>
+
+      {secret ? <RevealedSecret title="New signing secret" label="Signing secret" secret={secret} onDone={() => setSecret(null)} /> : null}
+
+      {editing ? (
+        <WebhookForm
+          title="Change webhook"
+          submitLabel="Save changes"
+          initial={webhook}
+          collections={collections}
+          submit={async (input) => {
+            await api<Webhook>('PATCH', `/v1/webhooks/${webhook.id}`, input);
+            setEditing(false);
+            await loaded.reload();
+          }}
+          onCancel={() => setEditing(false)}
+        />
+      ) : null}
+
+      <PingPanel webhookId={webhook.id} />
+      <DeliveryLog webhookId={webhook.id} />
+
+      <ConfirmDialog
+        open={confirm === 'rotate'}
+        title="Rotate the signing secret?"
+        confirmLabel="Rotate secret"
+        danger
+        message={
+          <p>
+            The current secret stops at once: from the next attempt on, calls are signed with the new one, and your receiver refuses them until you deploy it.
+            Failed deliveries can be replayed afterwards.
+          </p>
+        }
+        onConfirm={async () => {
+          const rotated = await api<WebhookWithSecret>('POST', `/v1/webhooks/${webhook.id}/rotate-secret`);
+          setConfirm(null);
+          setSecret(rotated.secret);
+        }}
+        onCancel={() => setConfirm(null)}
+      />
+      <ConfirmDialog
+        open={confirm === 'delete'}
+        title="Delete this webhook?"
+        confirmLabel="Delete webhook"
+        danger
+        message={
+          <p>
+            <code>{webhook.url}</code> stops receiving calls, and its delivery log (every delivery and attempt) is deleted with it. This cannot be undone.
+          </p>
+        }
+        onConfirm={async () => {
+          await api('DELETE', `/v1/webhooks/${webhook.id}`);
+          setConfirm(null);
+          navigate('/webhooks');
+        }}
+        onCancel={() => setConfirm(null)}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,116 @@
+import '../keys/keys-and-webhooks.css';
+import { useState } from 'react';
+import { api, loadAll, type Page } from '../../api.js';
+import { Link, useTitle } from '../../router.js';
+import { useSession } from '../../session.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Time } from '../../ui/Time.js';
+import { useLoad } from '../../ui/useLoad.js';
+import type { CollectionRef } from '../keys/key-types.js';
+import { RevealedSecret } from '../keys/RevealedSecret.js';
+import type { Webhook, WebhookWithSecret } from './webhook-types.js';
+import { eventsText, stateText } from './webhook-words.js';
+import { WebhookForm } from './WebhookForm.js';
+
+/** Webhooks of the workspace: the list, and registering a new receiver (its signing secret shown once). */
+export function WebhooksPage(): React.JSX.Element {
+  useTitle('Webhooks');
+  const session = useSession();
+  const loaded = useLoad(async () => {
+    const [webhooks, collections] = await Promise.all([
+      api<Page<Webhook>>('GET', '/v1/webhooks').then((page) => page.data),
+      loadAll<CollectionRef>('/v1/collections'),
+    ]);
+    return { webhooks, collections };
+  }, session.workspace.id);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<WebhookWithSecret | null>(null);
+
+  const collectionName = (id: string) => loaded.data?.collections.find((collection) => collection.id === id)?.name ?? id;
+  const webhooks = loaded.data?.webhooks ?? [];
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>Webhooks</h1>
+        {!creating && !created ? (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            Create webhook
+          </button>
+        ) : null}
+      </div>
+      <p className="lead">A webhook calls your server, signed, each time something changes here; failed calls are retried and every call is logged.</p>
+
+      {created ? (
+        <RevealedSecret
+          title="Webhook created"
+          label="Signing secret"
+          secret={created.secret}
+          usage={
+            <p className="hint">
+              Your receiver checks the <code>x-baas-signature</code> header with this secret (see the webhooks documentation).{' '}
+              <Link to={`/webhooks/${created.id}`}>Open the webhook</Link> to send a ping and read its delivery log.
+            </p>
+          }
+          onDone={() => setCreated(null)}
+        />
+      ) : null}
+
+      {creating ? (
+        <WebhookForm
+          title="New webhook"
+          submitLabel="Create webhook"
+          collections={loaded.data?.collections ?? []}
+          submit={async (input) => {
+            const webhook = await api<WebhookWithSecret>('POST', '/v1/webhooks', {
+              url: input.url,
+              events: input.events,
+              ...(input.collections ? { collections: input.collections } : {}),
+            });
+            setCreating(false);
+            setCreated(webhook);
+            await loaded.reload();
+          }}
+          onCancel={() => setCreating(false)}
+        />
+      ) : null}
+
+      <ErrorText error={loaded.error} />
+      {loaded.loading && !loaded.data ? <p role="status">Loading webhooks…</p> : null}
+      {loaded.data && webhooks.length === 0 ? <p className="empty">No webhooks yet.</p> : null}
+      {webhooks.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">Webhooks</caption>
+            <thead>
+              <tr>
+                <th scope="col">Receiver</th>
+                <th scope="col">Events</th>
+                <th scope="col">Collections</th>
+                <th scope="col">State</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {webhooks.map((webhook) => (
+                <tr key={webhook.id}>
+                  <th scope="row">
+                    <Link to={`/webhooks/${webhook.id}`}>{webhook.url}</Link>
+                  </th>
+                  <td>{eventsText(webhook)}</td>
+                  <td>{webhook.collections ? webhook.collections.map(collectionName).join(', ') : 'All'}</td>
+                  <td>
+                    <span className={webhook.enabled ? 'state state-active' : 'state state-revoked'}>{stateText(webhook)}</span>
+                  </td>
+                  <td>
+                    <Time value={webhook.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </section>
+  );
+}
