@@ -8,10 +8,12 @@ import Fastify, { type FastifyRequest, type RouteOptions } from 'fastify';
 import type { Deps } from './deps.js';
 import { AppError } from './errors.js';
 import { closeSender } from './delivery/guard-options.js';
+import { closeFileStore } from './storage/store-for.js';
 import { newId } from './ids.js';
 import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
-import { authenticate } from './http/auth.js';
+import { AuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
+import { registerDashboard } from './http/dashboard.js';
 import { readEmptyJsonAsNoBody } from './http/json-body.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
@@ -84,7 +86,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const metrics = instrument(app);
-  app.addHook('onRequest', (request, reply) => authenticate(deps, request, reply));
+  app.addHook('onRequest', authenticateCountingFailures(deps, new AuthFailureLimiter(deps.config.authFailuresPerIp)));
   await useRateLimits(app, deps.config);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -94,11 +96,13 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);
   });
 
-  // The webhook connection pool belongs to the app: closed with it.
+  // The webhook connection pool and the file store's connections belong to the app: closed with it.
   app.addHook('onClose', () => closeSender(deps));
+  app.addHook('onClose', () => closeFileStore(deps));
 
   registerOperations(app, deps, metrics);
   for (const register of apiRoutes) register(app, deps);
+  registerDashboard(app);
   return app;
 }
 

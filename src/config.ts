@@ -21,6 +21,8 @@ export interface Config {
   importLimitBytes: number;
   rateLimitPerKey: number;
   rateLimitPerIp: number;
+  /** Refused authentications allowed per address per minute before the address gets 429s; 0: no limit. */
+  authFailuresPerIp: number;
   sessionTtlSeconds: number;
   signInMaxFailures: number;
   signInLockSeconds: number;
@@ -33,6 +35,21 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** A PEM file of extra certificate authorities trusted for webhook HTTPS (besides the usual ones). */
   webhookCaFile: string | null;
+  /** Largest file upload, in bytes. */
+  fileMaxBytes: number;
+  /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
+  s3: S3Settings | null;
+}
+
+export interface S3Settings {
+  /** null: AWS itself, found from the region. */
+  endpoint: string | null;
+  bucket: string;
+  region: string;
+  /** Both null: the AWS SDK's own credential chain (AWS_* variables, instance roles). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+  forcePathStyle: boolean;
 }
 
 /** A bad setting: `message` is the one line printed before the process exits. */
@@ -83,7 +100,7 @@ export const VARIABLES = {
   DATA_DIR: {
     parse: z.string().default('./data'),
     default: './data',
-    meaning: 'Folder of the SQLite database. Created at start if missing; must be writable.',
+    meaning: 'Folder of the SQLite database and, unless S3 is set, of uploaded files. Created at start if missing; must be writable.',
   },
   DATABASE_URL: {
     parse: z.string().optional(),
@@ -130,6 +147,11 @@ export const VARIABLES = {
     parse: wholeNumber(0, 1_000_000).default(20),
     default: '20',
     meaning: 'Requests per second for each address making anonymous requests; `0` switches the limit off.',
+  },
+  AUTH_FAILURES_PER_IP: {
+    parse: wholeNumber(0, 1_000_000).default(30),
+    default: '30',
+    meaning: 'Refused authentications (bad, revoked or expired API keys, ended sessions, no credential) per address per minute; past it the address gets 429 on every authenticated route until the minute is over. `0` switches it off.',
   },
   SESSION_TTL_HOURS: {
     parse: wholeNumber(1, 24 * 365).default(24 * 7),
@@ -178,6 +200,42 @@ export const VARIABLES = {
     default: '(none)',
     meaning: 'Path to a PEM file of extra certificate authorities to trust for webhook HTTPS, for receivers behind a private CA.',
   },
+  FILE_MAX_BYTES: {
+    parse: wholeNumber(1, 5 * 1024 ** 4).default(5 * 1024 ** 3),
+    default: '5368709120',
+    meaning: 'Largest file upload, in bytes (5 GiB); uploads are streamed, so memory does not grow with it.',
+  },
+  S3_BUCKET: {
+    parse: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)').optional(),
+    default: '(none)',
+    meaning: 'Keep file content in this S3 bucket (any S3-compatible store) instead of on disk. The other `PLAINBASE_S3_*` settings apply only with it.',
+  },
+  S3_ENDPOINT: {
+    parse: z.string().refine((value) => /^https?:$/.test(safeUrl(value)?.protocol ?? ''), 'must be an http:// or https:// URL').optional(),
+    default: '(AWS)',
+    meaning: 'Address of an S3-compatible service (MinIO, R2, Ceph, …), like `https://s3.example.com`; unset means AWS S3.',
+  },
+  S3_REGION: {
+    parse: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be a region name like eu-west-1').optional(),
+    default: 'us-east-1',
+    meaning: 'Region of the bucket.',
+  },
+  S3_ACCESS_KEY_ID: {
+    parse: z.string().optional(),
+    default: '(none)',
+    meaning: 'With `PLAINBASE_S3_SECRET_ACCESS_KEY`: the credentials for the bucket. Unset, the AWS SDK looks for them itself (`AWS_*` variables, instance role).',
+  },
+  S3_SECRET_ACCESS_KEY: {
+    parse: z.string().optional(),
+    default: '(none)',
+    meaning: 'The secret that goes with `PLAINBASE_S3_ACCESS_KEY_ID`.',
+    secret: true,
+  },
+  S3_FORCE_PATH_STYLE: {
+    parse: flag,
+    default: '0',
+    meaning: '`1` addresses the bucket as `endpoint/bucket/key` rather than `bucket.endpoint/key`, as MinIO and most self-hosted stores need.',
+  },
   LOG_LEVEL: {
     parse: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     default: 'info',
@@ -216,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   if (!v.API && !v.WORKER) throw new ConfigError('PLAINBASE_API', 'and PLAINBASE_WORKER are both off, so this process would have nothing to do');
 
   const dataDir = path.resolve(v.DATA_DIR);
+  const s3 = s3Settings(v);
   return {
     port: v.PORT,
     host: v.HOST,
@@ -229,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     importLimitBytes: v.IMPORT_LIMIT,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
     rateLimitPerIp: v.RATE_LIMIT_PER_IP,
+    authFailuresPerIp: v.AUTH_FAILURES_PER_IP,
     sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
     signInLockSeconds: v.SIGN_IN_LOCK_SECONDS,
@@ -238,6 +298,37 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logLevel: v.LOG_LEVEL,
     webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
     webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
+    fileMaxBytes: v.FILE_MAX_BYTES,
+    s3,
+  };
+}
+
+function safeUrl(value: string): URL | null {
+  try {
+    return new URL(value);
+  } catch {
+    return null;
+  }
+}
+
+/** The S3 store is on when a bucket is named; S3 settings without one would silently do nothing. */
+function s3Settings(v: Values): S3Settings | null {
+  if (v.S3_BUCKET === undefined) {
+    const stray = (['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const).find((name) => v[name] !== undefined);
+    if (stray) throw new ConfigError('PLAINBASE_S3_BUCKET', `must be set to keep files in S3 (PLAINBASE_${stray} is set)`);
+    return null;
+  }
+  if ((v.S3_ACCESS_KEY_ID === undefined) !== (v.S3_SECRET_ACCESS_KEY === undefined)) {
+    const missing = v.S3_ACCESS_KEY_ID === undefined ? 'PLAINBASE_S3_ACCESS_KEY_ID' : 'PLAINBASE_S3_SECRET_ACCESS_KEY';
+    throw new ConfigError(missing, 'must be set together with the other S3 credential');
+  }
+  return {
+    endpoint: v.S3_ENDPOINT?.replace(/\/+$/, '') ?? null,
+    bucket: v.S3_BUCKET,
+    region: v.S3_REGION ?? 'us-east-1',
+    accessKeyId: v.S3_ACCESS_KEY_ID ?? null,
+    secretAccessKey: v.S3_SECRET_ACCESS_KEY ?? null,
+    forcePathStyle: v.S3_FORCE_PATH_STYLE,
   };
 }
 

@@ -691,15 +691,48 @@ describeEachEngine('API keys', (engine) => {
     expect(other.headers['ratelimit-remaining']).toBe('2');
   });
 
-  // Failed authentication happens in onRequest, before the rate limiter (preHandler) runs, so a
-  // stream of bad tokens from one address is never counted. Remove `.fails` once it is.
-  it.fails('KNOWN GAP: repeated bad tokens from one address are rate limited', async () => {
-    const t = await start({ rateLimitPerKey: 3, rateLimitPerIp: 3 });
-    await signedInOwner(t);
+  it('limits refused authentications per address: past the budget every credential from it gets 429, other addresses none', async () => {
+    const t = await start({ rateLimitPerKey: 3, rateLimitPerIp: 3, authFailuresPerIp: 5 });
+    const owner = await signedInOwner(t);
+    const good = await newKey(owner, { name: 'good', scopes: ['collections:read'] });
     const api = new Client(t);
     api.remoteAddress = '203.0.113.50';
     const statuses: number[] = [];
-    for (let i = 0; i < 10; i++) statuses.push((await api.get('/v1/collections', bearer(issueToken('live', newId('key'))))).status);
-    expect(statuses).toContain(429);
+    let last: Reply | undefined;
+    for (let i = 0; i < 10; i++) {
+      last = await api.get('/v1/collections', bearer(issueToken('live', newId('key'))));
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
+    expectError(last!, 429, 'RATE_LIMITED');
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(last!.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(last!.headers['ratelimit-limit']).toBe('5');
+    expect(last!.headers['ratelimit-remaining']).toBe('0');
+    // Blocked before the credential is looked at: even a valid key from that address waits.
+    expectError(await api.get('/v1/collections', bearer(good.secret)), 429, 'RATE_LIMITED');
+    // Garbage (checksum fails), an unknown session and no credential at all count too.
+    const other = new Client(t);
+    other.remoteAddress = '203.0.113.51';
+    expectError(await other.get('/v1/collections', bearer('pb_live_garbage')), 401, 'INVALID_API_KEY');
+    expectError(await other.get('/v1/collections', { cookie: 'plainbase_session=nope', 'x-baas-workspace': owner.workspaceId! }), 401, 'UNAUTHENTICATED');
+    expectError(await other.get('/v1/collections'), 401, 'UNAUTHENTICATED');
+    // Other addresses, and routes that need no credential, are not affected.
+    expect((await api.get('/healthz')).status).toBe(200);
+    const fresh = new Client(t);
+    fresh.remoteAddress = '203.0.113.52';
+    expect((await fresh.get('/v1/collections', bearer(good.secret))).status).toBe(200);
+    // The window is one minute.
+    t.clock.advance(60_000);
+    expect((await api.get('/v1/collections', bearer(good.secret))).status).toBe(200);
+  });
+
+  it('counts nothing when PLAINBASE_AUTH_FAILURES_PER_IP is 0', async () => {
+    const t = await start({ authFailuresPerIp: 0 });
+    const api = new Client(t);
+    api.remoteAddress = '203.0.113.60';
+    const statuses = new Set<number>();
+    for (let i = 0; i < 40; i++) statuses.add((await api.get('/v1/collections', bearer(issueToken('live', newId('key'))))).status);
+    expect([...statuses]).toEqual([401]);
   });
 });

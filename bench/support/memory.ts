@@ -92,6 +92,39 @@ export function readCpuSeconds(pid: number): number | null {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
+/**
+ * Waits until the process has used less than `idleShare` of a core for `quietSeconds` in a row
+ * (or `timeoutSeconds` passed): work a request left behind (the webhook worker fanning out an
+ * import's events) must not be measured as part of the next load. Returns how long it took and
+ * the CPU time used meanwhile, or null when the process could not be read.
+ */
+export async function waitUntilIdle(
+  pid: number,
+  options: { idleShare?: number; quietSeconds?: number; timeoutSeconds?: number } = {},
+): Promise<{ seconds: number; cpuSeconds: number; timedOut: boolean } | null> {
+  const { idleShare = 0.1, quietSeconds = 2, timeoutSeconds = 600 } = options;
+  const started = Date.now();
+  const cpuAtStart = readCpuSeconds(pid);
+  if (cpuAtStart === null) return null;
+  let quietSince = Date.now();
+  let last = cpuAtStart;
+  let lastAt = Date.now();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = Date.now();
+    const cpu = readCpuSeconds(pid);
+    if (cpu === null) return null;
+    if ((cpu - last) / ((now - lastAt) / 1000) >= idleShare) quietSince = now;
+    last = cpu;
+    lastAt = now;
+    const timedOut = now - started >= timeoutSeconds * 1000;
+    if (now - quietSince >= quietSeconds * 1000 || timedOut) {
+      // The quiet stretch at the end is waiting, not work.
+      return { seconds: Math.max(0, (quietSince - started) / 1000), cpuSeconds: cpu - cpuAtStart, timedOut };
+    }
+  }
+}
+
 /** USER_HZ: 100 on every Linux build the benchmark targets. */
 const CLOCK_TICKS = 100;
 

@@ -72,7 +72,8 @@ function stats(): ReceiverStats {
 }
 
 function send(message: FromReceiver): void {
-  process.send?.(message);
+  // The bench may have gone (interrupted): then there is no one to answer.
+  if (process.connected) process.send?.(message);
 }
 
 function answerWaiters(): void {

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 import { dialectFor, type Dialect } from './dialect.js';
+import { withStatementCache } from './statement-cache.js';
 import type { Db, Executor } from './schema.js';
 
 export interface Storage {
@@ -67,7 +68,7 @@ function openSqlite(file: string): Storage {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: connection }) });
+  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   return { db, dialect: dialectFor('sqlite'), openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
 }
 
@@ -80,7 +81,7 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   if (file === ':memory:') throw new Error('a snapshot needs a database file; an in-memory SQLite cannot be opened twice');
   const connection = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
-  const reader: Db = new Kysely({ dialect: new SqliteDialect({ database: connection }) });
+  const reader: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   try {
     const trx = await reader.startTransaction().execute();
     // A deferred BEGIN takes its view at the first read, so read now: the view is of this moment.

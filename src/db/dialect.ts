@@ -23,6 +23,8 @@ export interface Dialect {
   notifyEvents: RawBuilder<unknown> | null;
   /** Whether claims can skip rows other workers have locked (SELECT … FOR UPDATE SKIP LOCKED). */
   supportsSkipLocked: boolean;
+  /** The bound-parameter marker for the `position`-th parameter (from 1) of hand-written SQL. */
+  parameter(position: number): string;
 
   // Record queries (src/modules/records/query) and record indexes (src/modules/indexes). Paths are
   // segments of JSON_PATH_SEGMENT, inlined as SQL literals: an expression index matches a query
@@ -116,6 +118,7 @@ const sqliteDialect: Dialect = {
   readJson: (value) => JSON.parse(value as string),
   notifyEvents: null,
   supportsSkipLocked: false,
+  parameter: () => '?',
   jsonSortKey: (path) => {
     // json_type tells integer from real and true from false, where PostgreSQL says number and boolean.
     const where = sqlitePath(path);
@@ -162,6 +165,7 @@ const postgresDialect: Dialect = {
   readJson: (value) => value,
   notifyEvents: sql`select pg_notify('plainbase_events', '')`,
   supportsSkipLocked: true,
+  parameter: (position) => `$${position}`,
   jsonSortKey: (path) => {
     const json = pgJsonAt(path);
     const type = sql`jsonb_typeof(${json})`;

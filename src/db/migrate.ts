@@ -5,6 +5,7 @@ import * as foundation from './migrations/0001-foundation.js';
 import * as data from './migrations/0002-data.js';
 import * as keys from './migrations/0003-keys.js';
 import * as webhooks from './migrations/0004-webhooks.js';
+import * as files from './migrations/0005-files.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0002-data': data,
   '0003-keys': keys,
   '0004-webhooks': webhooks,
+  '0005-files': files,
 };
 
 async function currentSchema(db: Db): Promise<string | undefined> {

@@ -228,6 +228,38 @@ export interface DeliveryAttemptsTable {
   error: string | null;
 }
 
+export interface FilesTable {
+  id: string;
+  workspace_id: string;
+  collection_id: string;
+  name: string;
+  size: number;
+  content_type: string;
+  /** Lowercase hex of the content's SHA-256; also the download's ETag. */
+  sha256: string;
+  /** Where the file store keeps the content. */
+  storage_key: string;
+  /** Who uploaded it: an actor type (person, key, …) and id. */
+  created_by_type: string;
+  created_by_id: string | null;
+  created_at: string;
+}
+
+export interface RecordFilesTable {
+  record_id: string;
+  file_id: string;
+  workspace_id: string;
+  collection_id: string;
+  attached_at: string;
+}
+
+/** Content the file store still holds for a file row that is gone. */
+export interface FileDeletionsTable {
+  storage_key: string;
+  workspace_id: string;
+  created_at: string;
+}
+
 export interface Database {
   webhooks: WebhooksTable;
   deliveries: DeliveriesTable;
@@ -237,6 +269,9 @@ export interface Database {
   api_key_secrets: ApiKeySecretsTable;
   collections: CollectionsTable;
   records: RecordsTable;
+  files: FilesTable;
+  record_files: RecordFilesTable;
+  file_deletions: FileDeletionsTable;
   schema_versions: SchemaVersionsTable;
   record_indexes: RecordIndexesTable;
   events: EventsTable;

@@ -1,5 +1,7 @@
+import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.js';
-import type { DeliveriesTable } from '../db/schema.js';
+import type { Dialect } from '../db/dialect.js';
+import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../db/schema.js';
 import { madeBefore, newId } from '../ids.js';
 import { recordAudit } from '../modules/audit/audit.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from './schedule.js';
@@ -21,55 +23,63 @@ export interface DueDelivery {
   message: string;
 }
 
+/** What one fan-out did: events handled, and deliveries made for them (0 where no webhook listens). */
+export interface FanOut {
+  events: number;
+  deliveries: number;
+}
+
+/** Turns at most `batchSize` new outbox events into deliveries, in one transaction (see fanOut). */
+export async function fanOutEvents(deps: Deps, batchSize: number): Promise<FanOut> {
+  return (await runRound(deps, { fanOut: batchSize, finished: [], claim: null })).fannedOut;
+}
+
 /**
  * Turns new outbox events into deliveries: one per (event, enabled webhook that watches it).
  * On PostgreSQL, workers in several processes each take different events (SKIP LOCKED).
- * Returns how many events it handled.
  */
-export async function fanOutEvents(deps: Deps, batchSize: number): Promise<number> {
-  const now = deps.clock.now().toISOString();
-  return deps.db.transaction().execute(async (trx) => {
-    let pending = trx
-      .selectFrom('events')
-      .select(['id', 'workspace_id', 'collection_id', 'type', 'created_at'])
-      .where('fanned_out_at', 'is', null)
-      .orderBy('id')
-      .limit(batchSize);
-    if (deps.dialect.supportsSkipLocked) pending = pending.forUpdate().skipLocked();
-    const events = await pending.execute();
-    if (events.length === 0) return 0;
+async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, batchSize: number): Promise<FanOut> {
+  const now = at.toISOString();
+  let pending = trx
+    .selectFrom('events')
+    .select(['id', 'workspace_id', 'collection_id', 'type', 'created_at'])
+    .where('fanned_out_at', 'is', null)
+    .orderBy('id')
+    .limit(batchSize);
+  if (dialect.supportsSkipLocked) pending = pending.forUpdate().skipLocked();
+  const events = await pending.execute();
+  if (events.length === 0) return { events: 0, deliveries: 0 };
 
-    const workspaceIds = [...new Set(events.map((event) => event.workspace_id))];
-    const webhooks = await trx
-      .selectFrom('webhooks')
-      .select(['id', 'workspace_id', 'events', 'collections'])
-      .where('workspace_id', 'in', workspaceIds)
-      .where('enabled', '=', 1)
-      .execute();
-    const watching = webhooks.map((webhook) => ({
-      id: webhook.id,
-      workspaceId: webhook.workspace_id,
-      events: new Set(JSON.parse(webhook.events) as string[]),
-      collections: webhook.collections ? new Set(JSON.parse(webhook.collections) as string[]) : null,
-    }));
+  const workspaceIds = [...new Set(events.map((event) => event.workspace_id))];
+  const webhooks = await trx
+    .selectFrom('webhooks')
+    .select(['id', 'workspace_id', 'events', 'collections'])
+    .where('workspace_id', 'in', workspaceIds)
+    .where('enabled', '=', 1)
+    .execute();
+  const watching = webhooks.map((webhook) => ({
+    id: webhook.id,
+    workspaceId: webhook.workspace_id,
+    events: new Set(JSON.parse(webhook.events) as string[]),
+    collections: webhook.collections ? new Set(JSON.parse(webhook.collections) as string[]) : null,
+  }));
 
-    const deliveries: DeliveriesTable[] = [];
-    for (const event of events) {
-      for (const webhook of watching) {
-        if (webhook.workspaceId !== event.workspace_id) continue;
-        // A webhook hears of changes made after it was registered, not of older ones still in the outbox.
-        if (!madeBefore(webhook.id, event.id)) continue;
-        if (!webhook.events.has('*') && !webhook.events.has(event.type)) continue;
-        if (webhook.collections && !webhook.collections.has(event.collection_id)) continue;
-        deliveries.push(newDelivery(event.workspace_id, webhook.id, event.id, event.type, now));
-      }
+  const deliveries: DeliveriesTable[] = [];
+  for (const event of events) {
+    for (const webhook of watching) {
+      if (webhook.workspaceId !== event.workspace_id) continue;
+      // A webhook hears of changes made after it was registered, not of older ones still in the outbox.
+      if (!madeBefore(webhook.id, event.id)) continue;
+      if (!webhook.events.has('*') && !webhook.events.has(event.type)) continue;
+      if (webhook.collections && !webhook.collections.has(event.collection_id)) continue;
+      deliveries.push(newDelivery(event.workspace_id, webhook.id, event.id, event.type, now));
     }
-    for (let start = 0; start < deliveries.length; start += 500) {
-      await trx.insertInto('deliveries').values(deliveries.slice(start, start + 500)).execute();
-    }
-    await trx.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', events.map((event) => event.id)).execute();
-    return events.length;
-  });
+  }
+  for (let start = 0; start < deliveries.length; start += 500) {
+    await trx.insertInto('deliveries').values(deliveries.slice(start, start + 500)).execute();
+  }
+  await trx.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', events.map((event) => event.id)).execute();
+  return { events: events.length, deliveries: deliveries.length };
 }
 
 export function newDelivery(workspaceId: string, webhookId: string, eventId: string, eventType: string, now: string): DeliveriesTable {
@@ -97,51 +107,95 @@ export interface Claim {
   inFlight: ReadonlyMap<string, number>;
 }
 
+/** One round of the worker's database work (see runRound). */
+export interface Round {
+  /** Fan out at most this many new events first; 0 when none can be waiting. */
+  fanOut: number;
+  /** Attempts that finished, to log. */
+  finished: readonly FinishedAttempt[];
+  /** What to claim, if anything. */
+  claim: Claim | null;
+}
+
+export interface RoundDone {
+  fannedOut: FanOut;
+  /** What was claimed, for the worker to attempt now. */
+  due: DueDelivery[];
+  /** True when a claim ran and took everything that was due: nothing is left waiting for room. */
+  claimedAll: boolean;
+}
+
+const NOTHING_FANNED_OUT: FanOut = { events: 0, deliveries: 0 };
+
+/**
+ * One round of the worker's database work, in one transaction and so with one commit: turns new
+ * events into deliveries (fanOut), logs the attempts that finished (writeAttempts), then claims
+ * what is due (claimDue), the new deliveries included.
+ */
+export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
+  const { claim, finished } = round;
+  const claiming = claim !== null && claim.limit > 0;
+  if (round.fanOut <= 0 && finished.length === 0 && !claiming) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, now, round.fanOut) : NOTHING_FANNED_OUT;
+    if (finished.length > 0) await writeAttempts(trx, finished);
+    if (!claiming) return { fannedOut, due: [], claimedAll: false };
+    const { due, all } = await claimDue(trx, deps.dialect, now, claim);
+    return { fannedOut, due, claimedAll: all };
+  });
+}
+
+/** Logs attempts and moves their deliveries on, in one transaction (see writeAttempts). */
+export async function recordAttempts(deps: Deps, finished: readonly FinishedAttempt[]): Promise<void> {
+  await runRound(deps, { fanOut: 0, finished, claim: null });
+}
+
+/** Claims what is due, in one transaction (see claimDue). */
+export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueDelivery[]> {
+  return (await runRound(deps, { fanOut: 0, finished: [], claim })).due;
+}
+
 /**
  * Claims deliveries that are due, for `leaseMs`: until then no other worker attempts them. A
  * worker that dies mid-attempt loses its lease, and the delivery is attempted again (at least
  * once). No webhook gets more than `perWebhook` calls in flight, counting the worker's `inFlight`;
- * what is due beyond that stays unclaimed, for the next round or another worker.
+ * what is due beyond that stays unclaimed, for the next round or another worker. The webhook's
+ * URL and secret are read here, as they are now: a change applies from the next attempt.
+ * `all` tells whether everything due was claimed (fewer rows than the limit, none left for room).
  */
-export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueDelivery[]> {
+async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date, claim: Claim): Promise<{ due: DueDelivery[]; all: boolean }> {
   const { limit, leaseMs, perWebhook, inFlight } = claim;
-  if (limit <= 0) return [];
-  const now = deps.clock.now();
   const nowIso = now.toISOString();
-  return deps.db.transaction().execute(async (trx) => {
-    let due = trx
-      .selectFrom('deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .select(['deliveries.id', 'deliveries.webhook_id'])
-      .where('deliveries.state', '=', 'pending')
-      .where('deliveries.next_attempt_at', '<=', nowIso)
-      .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
-      .where('webhooks.enabled', '=', 1)
-      .orderBy('deliveries.next_attempt_at')
-      .limit(limit);
-    const saturated = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
-    if (saturated.length) due = due.where('deliveries.webhook_id', 'not in', saturated);
-    if (deps.dialect.supportsSkipLocked) due = due.forUpdate(['deliveries']).skipLocked();
-    const room = new Map<string, number>();
-    const ids: string[] = [];
-    for (const row of await due.execute()) {
-      const left = room.get(row.webhook_id) ?? perWebhook - (inFlight.get(row.webhook_id) ?? 0);
-      room.set(row.webhook_id, left - 1);
-      if (left > 0) ids.push(row.id);
+  let due = trx
+    .selectFrom('deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .innerJoin('events', 'events.id', 'deliveries.event_id')
+    .select([
+      'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
+      'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.message',
+    ])
+    .where('deliveries.state', '=', 'pending')
+    .where('deliveries.next_attempt_at', '<=', nowIso)
+    .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
+    .where('webhooks.enabled', '=', 1)
+    .orderBy('deliveries.next_attempt_at')
+    .limit(limit);
+  const saturated = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
+  if (saturated.length) due = due.where('deliveries.webhook_id', 'not in', saturated);
+  if (dialect.supportsSkipLocked) due = due.forUpdate(['deliveries']).skipLocked();
+  const room = new Map<string, number>();
+  const claimed: DueDelivery[] = [];
+  const rows = await due.execute();
+  let all = rows.length < limit;
+  for (const row of rows) {
+    const left = room.get(row.webhook_id) ?? perWebhook - (inFlight.get(row.webhook_id) ?? 0);
+    room.set(row.webhook_id, left - 1);
+    if (left <= 0) {
+      all = false;
+      continue;
     }
-    if (ids.length === 0) return [];
-    await trx.updateTable('deliveries').set({ locked_until: new Date(now.getTime() + leaseMs).toISOString() }).where('id', 'in', ids).execute();
-    const rows = await trx
-      .selectFrom('deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .innerJoin('events', 'events.id', 'deliveries.event_id')
-      .select([
-        'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
-        'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.message',
-      ])
-      .where('deliveries.id', 'in', ids)
-      .execute();
-    return rows.map((row) => ({
+    claimed.push({
       id: row.id,
       workspaceId: row.workspace_id,
       webhookId: row.webhook_id,
@@ -151,60 +205,128 @@ export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueD
       url: row.url,
       secret: row.secret,
       message: row.message,
-    }));
-  });
+    });
+  }
+  if (claimed.length === 0) return { due: [], all };
+  await trx
+    .updateTable('deliveries')
+    .set({ locked_until: new Date(now.getTime() + leaseMs).toISOString() })
+    .where('id', 'in', claimed.map((delivery) => delivery.id))
+    .execute();
+  return { due: claimed, all };
 }
 
+/** An attempt that has been made, waiting to be logged. */
+export interface FinishedAttempt {
+  delivery: DueDelivery;
+  result: AttemptResult;
+  attemptedAt: Date;
+}
+
+/** Rows per INSERT: 9 values each, far below the bound-parameter limits of both engines. */
+const ATTEMPT_ROWS_PER_INSERT = 200;
+
 /**
- * Logs an attempt and moves the delivery on: succeeded, retried on the schedule, or dead. A
- * success clears the webhook's dead-in-a-row counter; the 25th dead delivery in a row switches
- * the webhook off and writes `webhook.auto_disabled` to the audit log, in the same transaction.
+ * Logs attempts and moves their deliveries on: each succeeded, retried on the schedule, or dead.
+ * The worker gathers the attempts that finished within a few milliseconds and writes them
+ * together (group commit). Per webhook, the results count in the order given: a success clears
+ * the dead-in-a-row counter, and the 25th dead delivery in a row switches the webhook off and
+ * writes `webhook.auto_disabled` to the audit log, in the same transaction. If the transaction
+ * fails, nothing is logged and the deliveries' claims run out, so they are attempted again.
  */
-export async function recordAttempt(deps: Deps, delivery: DueDelivery, result: AttemptResult, attemptedAt: Date): Promise<void> {
-  const at = attemptedAt.toISOString();
-  const attemptCount = delivery.attemptCount + 1;
-  const retryAt = result.ok ? null : nextAttemptAt(attemptedAt, attemptCount);
-  const state = result.ok ? 'succeeded' : retryAt ? 'pending' : 'dead';
-  await deps.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('delivery_attempts')
-      .values({
-        id: newId('att', attemptedAt.getTime()),
-        delivery_id: delivery.id,
-        workspace_id: delivery.workspaceId,
-        at,
-        status: result.status,
-        duration_ms: result.durationMs,
-        response_headers: JSON.stringify(result.responseHeaders),
-        response_body: result.responseBody,
-        error: result.error,
-      })
-      .execute();
+async function writeAttempts(trx: Transaction<Database>, finished: readonly FinishedAttempt[]): Promise<void> {
+  const attempts: DeliveryAttemptsTable[] = [];
+  // Successes need the same update but for their attempt count: one UPDATE per count (usually one).
+  const succeeded = new Map<number, { ids: string[]; at: string }>();
+  const failed: { id: string; state: 'pending' | 'dead'; attemptCount: number; retryAt: string | null; at: string }[] = [];
+  // Per webhook, what counts for its dead-in-a-row counter, in order.
+  const outcomes = new Map<string, { workspaceId: string; dead: boolean; at: Date }[]>();
+  for (const { delivery, result, attemptedAt } of finished) {
+    const at = attemptedAt.toISOString();
+    const attemptCount = delivery.attemptCount + 1;
+    attempts.push({
+      id: newId('att', attemptedAt.getTime()),
+      delivery_id: delivery.id,
+      workspace_id: delivery.workspaceId,
+      at,
+      status: result.status,
+      duration_ms: result.durationMs,
+      response_headers: JSON.stringify(result.responseHeaders),
+      response_body: result.responseBody,
+      error: result.error,
+    });
+    if (result.ok) {
+      const group = succeeded.get(attemptCount) ?? { ids: [], at };
+      group.ids.push(delivery.id);
+      if (at > group.at) group.at = at;
+      succeeded.set(attemptCount, group);
+    } else {
+      const retryAt = nextAttemptAt(attemptedAt, attemptCount);
+      failed.push({ id: delivery.id, state: retryAt ? 'pending' : 'dead', attemptCount, retryAt: retryAt?.toISOString() ?? null, at });
+      // A failure that will be retried neither counts as dead nor clears the counter.
+      if (retryAt) continue;
+    }
+    const list = outcomes.get(delivery.webhookId) ?? [];
+    list.push({ workspaceId: delivery.workspaceId, dead: !result.ok, at: attemptedAt });
+    outcomes.set(delivery.webhookId, list);
+  }
+
+  for (let start = 0; start < attempts.length; start += ATTEMPT_ROWS_PER_INSERT) {
+    await trx.insertInto('delivery_attempts').values(attempts.slice(start, start + ATTEMPT_ROWS_PER_INSERT)).execute();
+  }
+  for (const [attemptCount, { ids, at }] of succeeded) {
     await trx
       .updateTable('deliveries')
-      .set({ state, attempt_count: attemptCount, next_attempt_at: retryAt?.toISOString() ?? null, locked_until: null, updated_at: at })
-      .where('id', '=', delivery.id)
+      .set({ state: 'succeeded', attempt_count: attemptCount, next_attempt_at: null, locked_until: null, updated_at: at })
+      .where('id', 'in', ids)
       .execute();
-    if (state === 'succeeded') {
-      await trx.updateTable('webhooks').set({ dead_streak: 0 }).where('id', '=', delivery.webhookId).where('dead_streak', '>', 0).execute();
-    } else if (state === 'dead') {
-      const webhook = await trx
-        .updateTable('webhooks')
-        .set((eb) => ({ dead_streak: eb('dead_streak', '+', 1) }))
-        .where('id', '=', delivery.webhookId)
-        .returning(['dead_streak', 'enabled'])
-        .executeTakeFirst();
-      if (webhook && webhook.enabled && webhook.dead_streak >= DEAD_IN_A_ROW_LIMIT) {
-        await trx.updateTable('webhooks').set({ enabled: 0, disabled_reason: 'auto', updated_at: at }).where('id', '=', delivery.webhookId).execute();
-        await recordAudit(trx, attemptedAt, { ip: null, userAgent: null, requestId: null }, {
-          workspaceId: delivery.workspaceId,
-          actor: { type: 'system', id: null, name: 'delivery worker' },
-          action: 'webhook.auto_disabled',
-          target: { type: 'webhook', id: delivery.webhookId },
-          details: { deadInARow: webhook.dead_streak },
-        });
+  }
+  for (const { id, state, attemptCount, retryAt, at } of failed) {
+    await trx
+      .updateTable('deliveries')
+      .set({ state, attempt_count: attemptCount, next_attempt_at: retryAt, locked_until: null, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+  // Consecutive successes clear the counter once; a dead delivery after a success needs the
+  // clearing first. Webhooks whose last outcome is a success are cleared together at the end.
+  const clearAtEnd: string[] = [];
+  for (const [webhookId, list] of outcomes) {
+    let clear = false;
+    for (const outcome of list) {
+      if (!outcome.dead) {
+        clear = true;
+        continue;
       }
+      if (clear) await clearDeadStreak(trx, [webhookId]);
+      clear = false;
+      await countDeadDelivery(trx, webhookId, outcome.workspaceId, outcome.at);
     }
+    if (clear) clearAtEnd.push(webhookId);
+  }
+  if (clearAtEnd.length > 0) await clearDeadStreak(trx, clearAtEnd);
+}
+
+async function clearDeadStreak(trx: Executor, webhookIds: string[]): Promise<void> {
+  await trx.updateTable('webhooks').set({ dead_streak: 0 }).where('id', 'in', webhookIds).where('dead_streak', '>', 0).execute();
+}
+
+/** One more dead delivery in a row; the 25th switches the webhook off, with its audit entry. */
+async function countDeadDelivery(trx: Executor, webhookId: string, workspaceId: string, at: Date): Promise<void> {
+  const webhook = await trx
+    .updateTable('webhooks')
+    .set((eb) => ({ dead_streak: eb('dead_streak', '+', 1) }))
+    .where('id', '=', webhookId)
+    .returning(['dead_streak', 'enabled'])
+    .executeTakeFirst();
+  if (!webhook || !webhook.enabled || webhook.dead_streak < DEAD_IN_A_ROW_LIMIT) return;
+  await trx.updateTable('webhooks').set({ enabled: 0, disabled_reason: 'auto', updated_at: at.toISOString() }).where('id', '=', webhookId).execute();
+  await recordAudit(trx, at, { ip: null, userAgent: null, requestId: null }, {
+    workspaceId,
+    actor: { type: 'system', id: null, name: 'delivery worker' },
+    action: 'webhook.auto_disabled',
+    target: { type: 'webhook', id: webhookId },
+    details: { deadInARow: webhook.dead_streak },
   });
 }
 

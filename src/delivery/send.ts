@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.js';
 import { signPayload } from './sign.js';
-import { BlockedUrl, checkUrlShape, resolveCheckedAddresses, type GuardOptions } from './url-guard.js';
+import { BlockedUrl, checkUrlShape, isAddressLiteral, resolveCheckedAddresses, type GuardOptions } from './url-guard.js';
 
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
 
@@ -38,6 +39,8 @@ export const BLOCKED_DESTINATION = 'destination not allowed';
  */
 export class WebhookSender {
   private readonly agent: Agent;
+  /** The network-free checks of each URL (see checkedShape). */
+  private readonly shapes = new Map<string, CheckedShape | BlockedUrl>();
 
   constructor(private readonly guard: GuardOptions, options: { ca?: string[] } = {}) {
     this.agent = new Agent({
@@ -63,9 +66,11 @@ export class WebhookSender {
       ok: false, status, durationMs: elapsed(), responseHeaders: {}, responseBody: '', error,
     });
     try {
-      const url = checkUrlShape(outgoing.url, this.guard);
-      // Literal addresses never reach `lookup`: check them here, before any socket opens.
-      await resolveCheckedAddresses(url, this.guard);
+      const shape = this.checkedShape(outgoing.url);
+      if (shape instanceof BlockedUrl) return failed(BLOCKED_DESTINATION);
+      // A name is resolved and its addresses checked at every attempt. (A literal address, which
+      // never reaches `lookup`, was checked with the shape.)
+      if (!shape.literal) await resolveCheckedAddresses(shape.url, this.guard);
     } catch (error) {
       if (error instanceof BlockedUrl) return failed(BLOCKED_DESTINATION);
       throw error;
@@ -103,20 +108,50 @@ export class WebhookSender {
     }
   }
 
+  /**
+   * The URL checks that need no network (checkUrlShape), remembered per URL: they depend on
+   * nothing else, and a worker sends to few URLs many times.
+   */
+  private checkedShape(raw: string): CheckedShape | BlockedUrl {
+    let shape = this.shapes.get(raw);
+    if (!shape) {
+      try {
+        const url = checkUrlShape(raw, this.guard);
+        shape = { url, literal: isAddressLiteral(url) };
+      } catch (error) {
+        if (!(error instanceof BlockedUrl)) throw error;
+        shape = error;
+      }
+      if (this.shapes.size >= SHAPES_REMEMBERED) this.shapes.clear();
+      this.shapes.set(raw, shape);
+    }
+    return shape;
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }
 }
 
+interface CheckedShape {
+  url: URL;
+  /** The host is an address, which checkUrlShape has checked. */
+  literal: boolean;
+}
+const SHAPES_REMEMBERED = 10_000;
+
 /** Reads at most `limit` bytes of the body and discards the rest. */
-async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (size < limit) chunks.push(chunk.subarray(0, limit - size));
-    size += chunk.length;
-  }
-  return Buffer.concat(chunks).toString('utf8');
+function readLimited(body: Readable, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+      size += chunk.length;
+    });
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    body.once('error', reject);
+  });
 }
 
 function describeNetworkError(error: unknown): string {

@@ -93,6 +93,11 @@ export function isPublicAddress(address: string): boolean {
   }
 }
 
+/** Whether the URL's host is an address rather than a name: checkUrlShape has checked it then. */
+export function isAddressLiteral(url: URL): boolean {
+  return ipaddr.isValid(hostOf(url));
+}
+
 /** The URL's host without IPv6 brackets. The WHATWG parser has already normalised IPv4 forms (0x7f.1, 2130706433, 0177.0.0.1). */
 function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');

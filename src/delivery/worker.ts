@@ -1,7 +1,8 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import pg from 'pg';
 import type { Deps } from '../deps.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
-import { claimDueDeliveries, fanOutEvents, purgeOldLogs, recordAttempt, type DueDelivery } from './deliveries-store.js';
+import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from './deliveries-store.js';
 import { senderFor } from './guard-options.js';
 
 export interface WorkerOptions {
@@ -28,18 +29,34 @@ const STDERR_LOG: WarningLog = {
 
 const DEFAULTS: WorkerOptions = { concurrency: 64, perWebhook: 16, idleMs: 1000, leaseMs: 60_000, log: STDERR_LOG };
 const PURGE_EVERY_MS = 3600_000;
+const FAN_OUT_BATCH = 500;
 
 /**
  * Delivers webhook events: fans new outbox events out into deliveries, claims the ones that are
  * due and attempts them concurrently, each webhook capped so one dead receiver cannot hold up the
  * others. It wakes as soon as events are written in this process, on PostgreSQL NOTIFY from
- * other processes, when a retry falls due, and at the latest every `idleMs`.
+ * other processes, when an attempt finishes, and at the latest every `idleMs` (which is also
+ * when retries that fell due are found).
+ *
+ * The work goes in rounds, so that the database sees a few statements per round rather than a
+ * transaction per delivery: a round starts on the event loop's next turn after a wake-up, so
+ * every call that finished meanwhile joins it. In one transaction, a round fans out new events
+ * (when some may have been written), logs every attempt that finished (group commit) and claims
+ * what is due within the free slots; then it starts those calls. The busier the worker, the more
+ * each round carries. An attempt is logged by the round after it finished, and until then its
+ * claim keeps every other worker off the delivery.
  */
 export class DeliveryWorker {
   private readonly options: WorkerOptions;
   private readonly inFlight = new Map<string, number>();
   private readonly attempts = new Set<Promise<void>>();
+  /** Attempts made and not yet logged: logged by the next round, or by stop() and drain(). */
+  private finished: FinishedAttempt[] = [];
+  /** Whether the outbox may hold events not yet fanned out; set by every wake-up that says so. */
+  private eventsWaiting = true;
   private running = false;
+  /** A wake-up that came while no sleep was waiting for it: the next sleep returns at once. */
+  private woken = false;
   private wakeUp: (() => void) | null = null;
   private stopListening: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
@@ -52,7 +69,7 @@ export class DeliveryWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const stopLocal = onEventsWritten(() => this.wake());
+    const stopLocal = onEventsWritten(() => this.wake(true));
     const stopRemote = this.listenToOtherProcesses();
     this.stopListening = () => {
       stopLocal();
@@ -66,7 +83,7 @@ export class DeliveryWorker {
     const { database } = this.deps.config;
     if (database.engine !== 'postgres') return () => undefined;
     const client = new pg.Client({ connectionString: database.url });
-    client.on('notification', () => this.wake());
+    client.on('notification', () => this.wake(true));
     // A lost listener only costs latency (the idle poll still runs), never deliveries.
     client.on('error', () => undefined);
     client.connect().then(() => client.query('listen plainbase_events')).catch(() => undefined);
@@ -74,34 +91,41 @@ export class DeliveryWorker {
   }
 
   /** Wake from another process's NOTIFY, or from anything else that knows work arrived. */
-  wake(): void {
-    this.wakeUp?.();
+  wake(eventsWritten = true): void {
+    if (eventsWritten) this.eventsWaiting = true;
+    this.woken = true;
+    const wakeUp = this.wakeUp;
+    this.wakeUp = null;
+    wakeUp?.();
   }
 
-  /** Stops claiming and waits for the attempts in flight. */
+  /** Stops claiming, waits for the attempts in flight and logs them. */
   async stop(): Promise<void> {
     this.running = false;
     this.stopListening?.();
-    this.wake();
+    this.wake(false);
     await this.loopDone;
     await Promise.allSettled([...this.attempts]);
+    await this.round(false);
   }
 
-  /** Everything due now, to the end: fan out, attempt, wait. Tests drive time with this. */
+  /** Everything due now, to the end: fan out, attempt, wait, log. Tests drive time with this. */
   async drain(): Promise<void> {
     for (;;) {
-      while ((await fanOutEvents(this.deps, 500)) > 0);
-      const started = await this.attemptDue();
+      this.eventsWaiting = true;
+      // Also logs what the previous pass attempted.
+      const { fannedOut, due } = await this.round();
       await Promise.allSettled([...this.attempts]);
-      if (started === 0) return;
+      if (due.length === 0 && fannedOut.events < FAN_OUT_BATCH) return;
     }
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
       try {
-        while ((await fanOutEvents(this.deps, 500)) > 0);
-        await this.attemptDue();
+        const { fannedOut } = await this.round();
+        // A full batch: more events may be waiting, for the next round.
+        if (fannedOut.events === FAN_OUT_BATCH) this.wake(true);
         if (Date.now() - this.lastPurge > PURGE_EVERY_MS) {
           this.lastPurge = Date.now();
           await purgeOldLogs(this.deps);
@@ -111,29 +135,81 @@ export class DeliveryWorker {
         this.options.log.warn({ err: error }, 'delivery worker: a round failed; retrying');
       }
       await this.sleep();
+      // Calls that finish in this same turn of the event loop join the coming round.
+      await nextTurn();
     }
   }
 
   private sleep(): Promise<void> {
+    if (this.woken || !this.running) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.idleMs);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = null;
+      const timer = setTimeout(() => {
+        // The safety net: events written by a process that could not wake this one.
+        this.eventsWaiting = true;
         done();
+      }, this.options.idleMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        this.woken = false;
+        resolve();
       };
+      this.wakeUp = done;
     });
   }
 
-  /** Claims what is due within the free slots and starts those attempts; returns how many. */
-  private async attemptDue(): Promise<number> {
+  /**
+   * One round (see runRound): fans out new events if some may be waiting, logs the attempts that
+   * finished and, when `claiming`, claims what is due within the free slots; then starts those
+   * calls.
+   */
+  private async round(claiming = true): Promise<RoundDone> {
+    const fanOut = this.eventsWaiting ? FAN_OUT_BATCH : 0;
+    // Cleared first: events written from now on wake the worker again.
+    this.eventsWaiting = false;
+    const finished = this.finished;
+    this.finished = [];
+    const claim = claiming ? this.claim() : null;
+    const run = (logging: readonly FinishedAttempt[]) =>
+      runRound(this.deps, { fanOut, finished: logging, claim }).catch((error: unknown) => {
+        // The events were not fanned out: the next round tries again.
+        if (fanOut > 0) this.eventsWaiting = true;
+        throw error;
+      });
+    let done: RoundDone;
+    try {
+      done = await run(finished);
+    } catch (error) {
+      if (finished.length === 0) throw error;
+      // One attempt that cannot be logged (its delivery deleted with its webhook meanwhile) must
+      // not cost the others their log: one at a time, in order, then the rest of the round.
+      for (const attempt of finished) {
+        await recordAttempts(this.deps, [attempt]).catch((failure: unknown) => this.warnUnrecorded(failure, attempt.delivery.id));
+      }
+      done = await run([]);
+    }
+    for (const delivery of done.due) this.track(this.attempt(delivery), delivery.webhookId);
+    return done;
+  }
+
+  /**
+   * What to claim now. A row the claim reads beyond what it can take is read for nothing, so it
+   * asks for the room left by the webhooks in flight, plus a few rows to find other webhooks
+   * with work (each found one is then in flight, and its room counts from the next round on).
+   */
+  private claim(): Claim {
     const { concurrency, leaseMs, perWebhook } = this.options;
-    const due = await claimDueDeliveries(this.deps, { limit: concurrency - this.attempts.size, leaseMs, perWebhook, inFlight: this.inFlight });
-    for (const delivery of due) this.track(this.attempt(delivery), delivery.webhookId);
-    return due.length;
+    let room = Math.ceil(perWebhook / 4);
+    for (const count of this.inFlight.values()) room += Math.max(0, perWebhook - count);
+    return { limit: Math.min(concurrency - this.attempts.size, room), leaseMs, perWebhook, inFlight: this.inFlight };
+  }
+
+  private warnUnrecorded(error: unknown, deliveryId: string): void {
+    // Unrecorded, the delivery's claim runs out and it is attempted again: at least once.
+    this.options.log.warn({ err: error, deliveryId }, 'delivery worker: could not record an attempt; it will be attempted again');
   }
 
   private track(attempt: Promise<void>, webhookId: string): void {
@@ -144,27 +220,27 @@ export class DeliveryWorker {
       const left = (this.inFlight.get(webhookId) ?? 1) - 1;
       if (left > 0) this.inFlight.set(webhookId, left);
       else this.inFlight.delete(webhookId);
-      // A slot is free: more may be waiting.
-      this.wake();
+      // A slot is free and an attempt waits to be logged.
+      this.wake(false);
     });
   }
 
+  /** Never rejects: whatever happens is logged with the attempt, or leaves the claim to run out. */
   private async attempt(delivery: DueDelivery): Promise<void> {
     const attemptedAt = this.deps.clock.now();
-    const result = await senderFor(this.deps).send({
-      url: delivery.url,
-      secret: delivery.secret,
-      webhookId: delivery.webhookId,
-      eventId: delivery.eventId,
-      eventType: delivery.eventType,
-      body: delivery.message,
-      timestamp: Math.floor(attemptedAt.getTime() / 1000),
-    });
     try {
-      await recordAttempt(this.deps, delivery, result, attemptedAt);
+      const result = await senderFor(this.deps).send({
+        url: delivery.url,
+        secret: delivery.secret,
+        webhookId: delivery.webhookId,
+        eventId: delivery.eventId,
+        eventType: delivery.eventType,
+        body: delivery.message,
+        timestamp: Math.floor(attemptedAt.getTime() / 1000),
+      });
+      this.finished.push({ delivery, result, attemptedAt });
     } catch (error) {
-      // Unrecorded, the delivery's lease runs out and it is attempted again: at least once.
-      this.options.log.warn({ err: error, deliveryId: delivery.id }, 'delivery worker: could not record an attempt; it will be attempted again');
+      this.warnUnrecorded(error, delivery.id);
     }
   }
 }

@@ -53,6 +53,12 @@ import {
   registerUpdateWebhook,
 } from './routes/webhooks/webhook-routes.js';
 import { registerCreateIndex, registerDeleteIndex, registerListIndexes } from './routes/indexes/index-routes.js';
+import { registerAttachFile, registerDetachFile } from './routes/files/attachment-routes.js';
+import { registerDeleteFile } from './routes/files/delete-file.js';
+import { registerDownloadFile } from './routes/files/download-file.js';
+import { registerGetFile } from './routes/files/get-file.js';
+import { registerListFiles } from './routes/files/list-files.js';
+import { registerUploadFile } from './routes/files/upload-file.js';
 import { registerListRecords } from './routes/records/list-records.js';
 import { registerCreateWorkspace } from './routes/workspaces/create-workspace.js';
 import { registerListWorkspaces } from './routes/workspaces/list-workspaces.js';
@@ -109,6 +115,13 @@ export const apiRoutes: RegisterRoute[] = [
   registerGetSchemaVersion,
   registerActivateSchemaVersion,
   registerDeactivateSchemaVersion,
+  registerUploadFile,
+  registerGetFile,
+  registerListFiles,
+  registerDownloadFile,
+  registerDeleteFile,
+  registerAttachFile,
+  registerDetachFile,
   registerListWebhooks,
   registerCreateWebhook,
   registerGetWebhook,

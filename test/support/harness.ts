@@ -73,6 +73,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     // Tests fire requests faster than any client would; the rate-limit test turns these on.
     rateLimitPerIp: 0,
     rateLimitPerKey: 0,
+    authFailuresPerIp: 0,
     ...overrides,
   };
 }

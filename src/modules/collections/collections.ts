@@ -4,6 +4,7 @@ import { AppError, conflict, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
+import { forgetCollectionFiles, removeForgottenContent } from '../files/file-cleanup.js';
 
 export const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
@@ -179,7 +180,8 @@ export async function restoreCollection(deps: Deps, context: CollectionContext, 
 }
 
 /**
- * Deletes a collection for good with everything in it: records, schema versions and indexes.
+ * Deletes a collection for good with everything in it: records, files (content included),
+ * schema versions and indexes.
  * `dropIndexes` removes the database indexes behind its record indexes.
  */
 export async function purgeCollection(
@@ -192,6 +194,7 @@ export async function purgeCollection(
   await deps.db.transaction().execute(async (trx) => {
     const current = await findCollection(trx, context.workspaceId, idOrName, { includeTrashed: true });
     await dropIndexes(trx, current.id);
+    await forgetCollectionFiles(trx, now, context.workspaceId, current.id);
     await trx.deleteFrom('records').where('collection_id', '=', current.id).execute();
     await trx.deleteFrom('schema_versions').where('collection_id', '=', current.id).execute();
     await trx.deleteFrom('collections').where('id', '=', current.id).execute();
@@ -203,4 +206,5 @@ export async function purgeCollection(
       details: { name: current.name },
     });
   });
+  await removeForgottenContent(deps, context.workspaceId);
 }

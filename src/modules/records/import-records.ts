@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { writeJson } from '../../db/dialect.js';
+import { insertRows } from '../../db/insert-rows.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -188,6 +189,8 @@ function unstorableReason(json: string): string | undefined {
   return match[1] === '0000' ? 'contains the NUL character (\\u0000), which cannot be stored' : 'contains a lone surrogate (an unpaired \\uD800-\\uDFFF), which is not Unicode';
 }
 
+const RECORD_COLUMNS = ['id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at'] as const;
+
 /**
  * Collects accepted rows and writes them, with their events, in multi-row statements. One write
  * may be in flight while the next batch is parsed, so on PostgreSQL parsing overlaps the round
@@ -220,7 +223,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
       // The record.created payload of DESIGN.md §6, as createRecord writes it.
       events.push({ workspaceId: collection.workspace_id, collectionId: collection.id, type: 'record.created', data: { record: { id, data: row.data } } });
     }
-    await executor.insertInto('records').values(records).execute();
+    await insertRows(executor, 'records', RECORD_COLUMNS, records);
     await emitEvents(executor, now, events);
     written += records.length;
   }

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.js';
 import { invalidRequest } from '../../errors.js';
 import { findCollection } from '../collections/collections.js';
+import { withAttachedFiles } from '../files/attached-files.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
 import { countRecords, decodeCursor, encodeCursor, listRecordRows } from './query/list.js';
@@ -25,6 +26,12 @@ export interface RecordPage {
   total?: number;
 }
 
+/**
+ * What a listed record's view needs beyond what the query pins (the collection): fewer columns
+ * read is measurably less work per row for SQLite and the driver, and a page has up to 1000.
+ */
+const LISTED_COLUMNS = ['id', 'data', 'schema_version', 'created_at', 'updated_at', 'trashed_at'] as const;
+
 /** A page of a collection's records: filtered, sorted, paged by keyset cursor. */
 export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery): Promise<RecordPage> {
   const collection = await findCollection(deps.db, workspaceId, idOrName);
@@ -32,12 +39,14 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   const sort = parseSort(query.sort);
   const pick = query.fields ? parseFields(query.fields) : null;
   const scope = { executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, filter, trashed: query.trashed ?? false };
-  const rows = await listRecordRows({ ...scope, sort, limit: query.limit, after: query.cursor ? decodeCursor(query.cursor, sort) : undefined });
+  const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
+  const rows = await listRecordRows({ ...scope, sort, limit: query.limit, after, fields: LISTED_COLUMNS });
   const pageRows = rows.slice(0, query.limit);
   const data = pageRows.map((row) => {
-    const view = toRecordView(deps.dialect, row);
+    const view = toRecordView(deps.dialect, { ...row, collection_id: collection.id });
     return pick ? { ...view, data: pick(view.data) } : view;
   });
+  await withAttachedFiles(deps.db, workspaceId, data);
   const last = pageRows[pageRows.length - 1];
   const page: RecordPage = { data, nextCursor: rows.length > query.limit && last ? encodeCursor(last, sort) : null };
   if (query.count) page.total = await countRecords(scope);

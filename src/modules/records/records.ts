@@ -1,11 +1,14 @@
 import type { Deps } from '../../deps.js';
 import { writeJson, type Dialect } from '../../db/dialect.js';
+import { writeTransaction } from '../../db/group-commit.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { emitEvent, type EventType } from '../events/outbox.js';
+import { withAttachedFiles } from '../files/attached-files.js';
+import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
@@ -32,11 +35,14 @@ export interface VersionedRecord {
 
 export const etagOf = (revision: number): string => `"${revision}"`;
 
-export function toRecordView(dialect: Dialect, row: RecordsTable): RecordView {
+/** The columns a record's view is made from (lists read only these). */
+export type RecordViewRow = Pick<RecordsTable, 'id' | 'collection_id' | 'data' | 'schema_version' | 'created_at' | 'updated_at' | 'trashed_at'>;
+
+export function toRecordView(dialect: Dialect, row: RecordViewRow): RecordView {
   return viewWithData(row, dialect.readJson(row.data) as RecordData);
 }
 
-function viewWithData(row: RecordsTable, data: RecordData): RecordView {
+function viewWithData(row: RecordViewRow, data: RecordData): RecordView {
   return {
     id: row.id,
     collectionId: row.collection_id,
@@ -112,7 +118,7 @@ export async function createRecord(
     if (stored) return stored;
   }
   try {
-    return await deps.db.transaction().execute(async (trx) => {
+    return await writeTransaction(deps.db, async (trx) => {
       const collection = await findCollection(trx, context.workspaceId, idOrName);
       const schemaVersion = (await recordChecker(trx, collection))(data);
       const row: RecordsTable = {
@@ -167,7 +173,9 @@ export async function getRecord(
   if (row.trashed_at && !options.includeTrashed) {
     throw new AppError('NOT_FOUND', 'The record is in the trash; read it with ?trashed=true or restore it.', { trashed: true });
   }
-  return versioned(deps.dialect, row);
+  const found = versioned(deps.dialect, row);
+  await withAttachedFiles(deps.db, workspaceId, [found.record]);
+  return found;
 }
 
 function checkIfMatch(row: RecordsTable, ifMatch: string | undefined): void {
@@ -188,7 +196,7 @@ export async function updateRecord(
 ): Promise<VersionedRecord> {
   assertRecordData(input.data);
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  return writeTransaction(deps.db, async (trx) => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const current = await findRecord(trx, collection, recordId);
     if (current.trashed_at) throw conflict('The record is in the trash; restore it before changing it.');
@@ -201,7 +209,8 @@ export async function updateRecord(
     if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while this update ran; retry.');
     await emitEvent(trx, now, eventOf(collection, 'record.updated', current.id, data));
     await auditKeyWrite(trx, now, context, 'record.updated', current.id, collection.id);
-    return { record: viewWithData({ ...current, ...changes }, data), etag: etagOf(changes.revision) };
+    const [record] = await withAttachedFiles(trx, context.workspaceId, [viewWithData({ ...current, ...changes }, data)]);
+    return { record: record!, etag: etagOf(changes.revision) };
   });
 }
 
@@ -215,7 +224,7 @@ export async function setRecordTrashed(
   ifMatch?: string,
 ): Promise<VersionedRecord> {
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  return writeTransaction(deps.db, async (trx) => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const current = await findRecord(trx, collection, recordId);
     if (Boolean(current.trashed_at) === trashed) {
@@ -228,16 +237,21 @@ export async function setRecordTrashed(
     const view = toRecordView(deps.dialect, row);
     await emitEvent(trx, now, eventOf(collection, trashed ? 'record.deleted' : 'record.restored', row.id, view.data));
     await auditKeyWrite(trx, now, context, trashed ? 'record.trashed' : 'record.restored', row.id, collection.id);
+    await withAttachedFiles(trx, context.workspaceId, [view]);
     return { record: view, etag: etagOf(row.revision) };
   });
 }
 
-/** Deletes a record for good (a person with records:purge only); no event, an audit entry. */
+/**
+ * Deletes a record for good (a person with records:purge only); no event, an audit entry. Files
+ * attached to no other record go with it, content included.
+ */
 export async function purgeRecord(deps: Deps, context: CollectionContext, idOrName: string, recordId: string): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const current = await findRecord(trx, collection, recordId);
+    await forgetRecordFiles(trx, now, context.workspaceId, current.id);
     await trx.deleteFrom('records').where('id', '=', current.id).execute();
     await recordAudit(trx, now, context.meta, {
       workspaceId: context.workspaceId,
@@ -247,4 +261,5 @@ export async function purgeRecord(deps: Deps, context: CollectionContext, idOrNa
       details: { collectionId: collection.id },
     });
   });
+  await removeForgottenContent(deps, context.workspaceId);
 }

@@ -115,18 +115,35 @@ export async function deactivateSchemaVersion(deps: Deps, context: CollectionCon
   });
 }
 
+type RecordCheck = (data: unknown) => number | null;
+
+/**
+ * Checkers by collection id and version number. A version's schema never changes once created
+ * and a collection id is never reused, so a checker stays right in every process; which version
+ * applies is read from the collection row on each write. Bounded like the validators behind it.
+ */
+const checkers = new Map<string, RecordCheck>();
+const MAX_CHECKERS = 1000;
+
 /**
  * A checker for record data under the collection's active version (or none): returns the
- * version number to store with the record, or throws 422 listing each failing field.
+ * version number to store with the record, or throws 422 listing each failing field. Only the
+ * first write under a version reads it from the database.
  */
-export async function recordChecker(executor: Executor, collection: CollectionsTable): Promise<(data: unknown) => number | null> {
-  if (collection.active_schema_version === null) return () => null;
-  const row = await findVersion(executor, collection.id, collection.active_schema_version);
+export async function recordChecker(executor: Executor, collection: CollectionsTable): Promise<RecordCheck> {
+  const version = collection.active_schema_version;
+  if (version === null) return () => null;
+  const cacheKey = `${collection.id}/${version}`;
+  const cached = checkers.get(cacheKey);
+  if (cached) return cached;
+  const row = await findVersion(executor, collection.id, version);
   const validate = validatorFor(row.id, JSON.parse(row.schema) as Record<string, unknown>);
-  const version = row.version;
-  return (data) => {
+  const check: RecordCheck = (data) => {
     if (validate(data)) return version;
     const errors = describeErrors(validate.errors);
     throw new AppError('SCHEMA_VALIDATION_FAILED', `The record does not match schema version ${version}: ${errors[0]?.field} ${errors[0]?.message}.`, { version, errors });
   };
+  if (checkers.size >= MAX_CHECKERS) checkers.delete(checkers.keys().next().value!);
+  checkers.set(cacheKey, check);
+  return check;
 }

@@ -1,0 +1,42 @@
+import { CompiledQuery } from 'kysely';
+import { dialectFor, engineOf } from './dialect.js';
+import type { Database, Executor } from './schema.js';
+
+/** SQL texts already written, by engine, table, columns and row count; bounded, oldest out first. */
+const texts = new Map<string, string>();
+const MAX_TEXTS = 200;
+
+/**
+ * One multi-row INSERT, for bulk writes (imports and their events). Kysely's insert builder makes
+ * and compiles a query node for every value, which costs as much as SQLite takes to write the
+ * row; here the SQL text is written once per shape (a full batch has the same text every time,
+ * so the SQLite statement cache keeps it prepared) and the values are bound as they are.
+ * Kysely plugins do not see the query (it is run compiled). Keep rows × columns within the
+ * engines' bound-parameter limits (32766 on SQLite).
+ */
+export async function insertRows<T extends keyof Database, C extends keyof Database[T] & string>(
+  executor: Executor,
+  table: T,
+  columns: readonly C[],
+  rows: readonly Pick<Database[T], C>[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const engine = engineOf(executor);
+  const key = `${engine} ${table} ${columns.join(',')} ${rows.length}`;
+  let text = texts.get(key);
+  if (text === undefined) {
+    const dialect = dialectFor(engine);
+    const quoted = columns.map((column) => `"${column}"`).join(', ');
+    let position = 0;
+    const tuples = rows.map(() => `(${columns.map(() => dialect.parameter(++position)).join(', ')})`);
+    text = `insert into "${table}" (${quoted}) values ${tuples.join(', ')}`;
+    if (texts.size >= MAX_TEXTS) texts.delete(texts.keys().next().value!);
+    texts.set(key, text);
+  }
+  const parameters: unknown[] = new Array(rows.length * columns.length);
+  let at = 0;
+  for (const row of rows) {
+    for (const column of columns) parameters[at++] = row[column];
+  }
+  await executor.executeQuery(CompiledQuery.raw(text, parameters));
+}

@@ -1,0 +1,88 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { AppError } from '../errors.js';
+import { authenticate } from './auth.js';
+
+/** Failures are counted per address in fixed windows of this length. */
+const WINDOW_MS = 60_000;
+/** Addresses tracked at once; past it the oldest windows are dropped first (they end first). */
+const MAX_ADDRESSES = 100_000;
+
+interface Window {
+  startedAt: number;
+  failures: number;
+}
+
+/**
+ * Counts refused authentications (401: a bad, revoked or expired key, an ended session, no
+ * credential) per address, in this process's memory. An address past `limit` failures within a
+ * minute is refused with 429 on every authenticated route until its minute is over, before any
+ * credential is looked at: so guessing keys or sessions costs no database work and gets no
+ * answer about the guess. The rate limiter proper (rate-limit.ts) cannot do this: it runs after
+ * authentication, which a bad credential never passes.
+ */
+export class AuthFailureLimiter {
+  private readonly windows = new Map<string, Window>();
+
+  constructor(private readonly limit: number) {}
+
+  /** Throws 429 while `address` is over its budget of failures. */
+  refuseIfBlocked(address: string, now: number): void {
+    if (this.limit === 0) return;
+    const window = this.current(address, now);
+    if (!window || window.failures < this.limit) return;
+    const seconds = Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000));
+    throw new AppError('RATE_LIMITED', 'Too many failed authentications from this address; try again later.', { retryAfterSeconds: seconds }, {
+      'retry-after': String(seconds),
+      // The same headers as the request rate limits (rate-limit.ts), so clients back off alike.
+      'ratelimit-limit': String(this.limit),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': String(seconds),
+    });
+  }
+
+  recordFailure(address: string, now: number): void {
+    if (this.limit === 0) return;
+    const window = this.current(address, now);
+    if (window) {
+      window.failures += 1;
+      return;
+    }
+    // Re-inserted, so the map stays ordered by window start and the first entries end first.
+    this.windows.delete(address);
+    this.windows.set(address, { startedAt: now, failures: 1 });
+    this.forgetEnded(now);
+  }
+
+  private current(address: string, now: number): Window | undefined {
+    const window = this.windows.get(address);
+    return window && now - window.startedAt < WINDOW_MS ? window : undefined;
+  }
+
+  /** Drops ended windows from the front, and the oldest beyond MAX_ADDRESSES, so memory stays bounded. */
+  private forgetEnded(now: number): void {
+    for (const [address, window] of this.windows) {
+      if (now - window.startedAt < WINDOW_MS && this.windows.size <= MAX_ADDRESSES) break;
+      this.windows.delete(address);
+    }
+  }
+}
+
+/**
+ * The app's authentication step (auth.ts) behind the failure limiter: refused while the address
+ * is blocked, and each 401 it answers counted against the address. Open routes are not counted.
+ */
+export function authenticateCountingFailures(deps: Deps, limiter: AuthFailureLimiter) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const access = request.routeOptions.config.access;
+    if (!access || access.kind === 'open') return authenticate(deps, request, reply);
+    const address = request.ip;
+    limiter.refuseIfBlocked(address, deps.clock.now().getTime());
+    try {
+      await authenticate(deps, request, reply);
+    } catch (error) {
+      if (error instanceof AppError && error.status === 401) limiter.recordFailure(address, deps.clock.now().getTime());
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,39 @@
+import { Type } from 'typebox';
+import { attachFile, detachFile } from '../../../modules/files/attachments.js';
+import { needs } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { collectionContext } from '../../collection-context.js';
+import { CollectionRef } from '../collections/collection-schemas.js';
+import { RecordBody, RecordParams } from '../records/record-schemas.js';
+import { AttachBody, FileId } from './file-schemas.js';
+
+export const registerAttachFile: RegisterRoute = (app, deps) =>
+  app.post('/v1/collections/:col/records/:rec/files', {
+    config: { operation: 'files.attach', access: needs('files:write') },
+    schema: {
+      summary: 'Attach a file of the same collection to a record (emits record.updated); answers the record',
+      tags: ['files'],
+      params: RecordParams,
+      body: AttachBody,
+      response: { 200: RecordBody },
+    },
+    handler: async (request, reply) => {
+      const { record, etag } = await attachFile(deps, collectionContext(request), request.params.col, request.params.rec, request.body.fileId);
+      return reply.header('etag', etag).send(record);
+    },
+  });
+
+export const registerDetachFile: RegisterRoute = (app, deps) =>
+  app.delete('/v1/collections/:col/records/:rec/files/:fil', {
+    config: { operation: 'files.detach', access: needs('files:write') },
+    schema: {
+      summary: 'Detach a file from a record (emits record.updated); the file stays. Answers the record',
+      tags: ['files'],
+      params: Type.Object({ col: CollectionRef, rec: RecordParams.properties.rec, fil: FileId }),
+      response: { 200: RecordBody },
+    },
+    handler: async (request, reply) => {
+      const { record, etag } = await detachFile(deps, collectionContext(request), request.params.col, request.params.rec, request.params.fil);
+      return reply.header('etag', etag).send(record);
+    },
+  });

@@ -1,0 +1,31 @@
+import { Type } from 'typebox';
+import { listFiles } from '../../../modules/files/list-files.js';
+import { needs } from '../../access.js';
+import type { RegisterRoute } from '../../app-type.js';
+import { inWorkspace } from '../../auth.js';
+import { decodeCursor, page } from '../../cursor.js';
+import { listOf, Paging } from '../../schemas.js';
+import { CollectionParams } from '../collections/collection-schemas.js';
+import { FileBody } from './file-schemas.js';
+
+/**
+ * The files of a collection, for the dashboard's file browser and for programs. Not a public read:
+ * a public collection shows its attached files one by one, never the list of everything uploaded.
+ */
+export const registerListFiles: RegisterRoute = (app, deps) =>
+  app.get('/v1/collections/:col/files', {
+    config: { operation: 'files.list', access: needs('files:read') },
+    schema: {
+      summary: "A collection's files, oldest first, with how many records each is attached to",
+      tags: ['files'],
+      params: CollectionParams,
+      querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
+      response: { 200: listOf(Type.Object({ ...FileBody.properties, attachedTo: Type.Integer({ description: 'How many records it is attached to.' }) })) },
+    },
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      const after = decodeCursor(cursor, (position) => /^fil_[0-9a-z]{26}$/.test(position));
+      const rows = await listFiles(deps.db, inWorkspace(request).workspaceId, request.params.col, { limit: limit + 1, after });
+      return page(rows, limit, (row) => row.id);
+    },
+  });

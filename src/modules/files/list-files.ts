@@ -1,0 +1,24 @@
+import type { Executor } from '../../db/schema.js';
+import { findCollection } from '../collections/collections.js';
+import { toFileView, type FileView } from './files.js';
+
+/** A collection's files, oldest first, each with the number of records it is attached to. */
+export async function listFiles(
+  executor: Executor,
+  workspaceId: string,
+  idOrName: string,
+  options: { limit: number; after?: string },
+): Promise<(FileView & { attachedTo: number })[]> {
+  const collection = await findCollection(executor, workspaceId, idOrName);
+  let query = executor
+    .selectFrom('files')
+    .selectAll('files')
+    .select((eb) =>
+      eb.selectFrom('record_files').select((inner) => inner.fn.countAll<number | string>().as('n')).whereRef('record_files.file_id', '=', 'files.id').as('attached_to'),
+    )
+    .where('files.workspace_id', '=', workspaceId)
+    .where('files.collection_id', '=', collection.id);
+  if (options.after) query = query.where('files.id', '>', options.after);
+  const rows = await query.orderBy('files.id').limit(options.limit).execute();
+  return rows.map(({ attached_to, ...row }) => ({ ...toFileView(row), attachedTo: Number(attached_to ?? 0) }));
+}

@@ -1,0 +1,18 @@
+// The parts of s3rver 3's API the tests use (the package ships no types).
+declare module 's3rver' {
+  import type { AddressInfo } from 'node:net';
+
+  export interface S3rverOptions {
+    address?: string;
+    port?: number;
+    silent?: boolean;
+    directory: string;
+    configureBuckets?: { name: string }[];
+  }
+
+  export default class S3rver {
+    constructor(options: S3rverOptions);
+    run(): Promise<AddressInfo>;
+    close(): Promise<void>;
+  }
+}
