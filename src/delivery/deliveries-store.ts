@@ -113,8 +113,11 @@ export interface Round {
   fanOut: number;
   /** Attempts that finished, to log. */
   finished: readonly FinishedAttempt[];
-  /** What to claim, if anything. */
-  claim: Claim | null;
+  /**
+   * What to claim, if anything: asked for when the claim runs, after the fan-out and the log, so
+   * that it counts the calls that finished meanwhile.
+   */
+  claim: (() => Claim) | null;
 }
 
 export interface RoundDone {
@@ -133,14 +136,14 @@ const NOTHING_FANNED_OUT: FanOut = { events: 0, deliveries: 0 };
  * what is due (claimDue), the new deliveries included.
  */
 export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
-  const { claim, finished } = round;
-  const claiming = claim !== null && claim.limit > 0;
-  if (round.fanOut <= 0 && finished.length === 0 && !claiming) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
+  const { finished } = round;
+  if (round.fanOut <= 0 && finished.length === 0 && !round.claim) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, now, round.fanOut) : NOTHING_FANNED_OUT;
     if (finished.length > 0) await writeAttempts(trx, finished);
-    if (!claiming) return { fannedOut, due: [], claimedAll: false };
+    const claim = round.claim?.();
+    if (!claim || claim.limit <= 0) return { fannedOut, due: [], claimedAll: false };
     const { due, all } = await claimDue(trx, deps.dialect, now, claim);
     return { fannedOut, due, claimedAll: all };
   });
@@ -153,7 +156,7 @@ export async function recordAttempts(deps: Deps, finished: readonly FinishedAtte
 
 /** Claims what is due, in one transaction (see claimDue). */
 export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueDelivery[]> {
-  return (await runRound(deps, { fanOut: 0, finished: [], claim })).due;
+  return (await runRound(deps, { fanOut: 0, finished: [], claim: () => claim })).due;
 }
 
 /**
@@ -162,7 +165,7 @@ export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueD
  * once). No webhook gets more than `perWebhook` calls in flight, counting the worker's `inFlight`;
  * what is due beyond that stays unclaimed, for the next round or another worker. The webhook's
  * URL and secret are read here, as they are now: a change applies from the next attempt.
- * `all` tells whether everything due was claimed (fewer rows than the limit, none left for room).
+ * `all` tells whether everything due was claimed: fewer rows than the limit, none left for room.
  */
 async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date, claim: Claim): Promise<{ due: DueDelivery[]; all: boolean }> {
   const { limit, leaseMs, perWebhook, inFlight } = claim;
@@ -187,7 +190,8 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date,
   const room = new Map<string, number>();
   const claimed: DueDelivery[] = [];
   const rows = await due.execute();
-  let all = rows.length < limit;
+  // Webhooks left out for having no room may have more waiting.
+  let all = rows.length < limit && saturated.length === 0;
   for (const row of rows) {
     const left = room.get(row.webhook_id) ?? perWebhook - (inFlight.get(row.webhook_id) ?? 0);
     room.set(row.webhook_id, left - 1);

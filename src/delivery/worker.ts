@@ -30,30 +30,39 @@ const STDERR_LOG: WarningLog = {
 const DEFAULTS: WorkerOptions = { concurrency: 64, perWebhook: 16, idleMs: 1000, leaseMs: 60_000, log: STDERR_LOG };
 const PURGE_EVERY_MS = 3600_000;
 const FAN_OUT_BATCH = 500;
+/**
+ * How long finished attempts may wait to be logged when nothing else calls for a round: the
+ * next event's round, a few milliseconds later under steady traffic, carries them too.
+ */
+const LOG_DELAY_MS = 5;
 
 /**
  * Delivers webhook events: fans new outbox events out into deliveries, claims the ones that are
  * due and attempts them concurrently, each webhook capped so one dead receiver cannot hold up the
  * others. It wakes as soon as events are written in this process, on PostgreSQL NOTIFY from
- * other processes, when an attempt finishes, and at the latest every `idleMs` (which is also
- * when retries that fell due are found).
+ * other processes, when an attempt finishes, and at the latest every `idleMs`; every round looks
+ * for retries that fell due.
  *
  * The work goes in rounds, so that the database sees a few statements per round rather than a
  * transaction per delivery: a round starts on the event loop's next turn after a wake-up, so
  * every call that finished meanwhile joins it. In one transaction, a round fans out new events
  * (when some may have been written), logs every attempt that finished (group commit) and claims
  * what is due within the free slots; then it starts those calls. The busier the worker, the more
- * each round carries. An attempt is logged by the round after it finished, and until then its
- * claim keeps every other worker off the delivery.
+ * each round carries. An attempt is logged by the round after it finished, within a few
+ * milliseconds (LOG_DELAY_MS), and until then its claim keeps every other worker off the delivery.
  */
 export class DeliveryWorker {
   private readonly options: WorkerOptions;
   private readonly inFlight = new Map<string, number>();
   private readonly attempts = new Set<Promise<void>>();
+  /** Webhooks the last claim found work for: likely to have more. */
+  private readonly lastClaimed = new Set<string>();
   /** Attempts made and not yet logged: logged by the next round, or by stop() and drain(). */
   private finished: FinishedAttempt[] = [];
   /** Whether the outbox may hold events not yet fanned out; set by every wake-up that says so. */
   private eventsWaiting = true;
+  /** Whether deliveries may be due that the last claim left (no room, or none ran yet). */
+  private dueLeft = true;
   private running = false;
   /** A wake-up that came while no sleep was waiting for it: the next sleep returns at once. */
   private woken = false;
@@ -94,9 +103,7 @@ export class DeliveryWorker {
   wake(eventsWritten = true): void {
     if (eventsWritten) this.eventsWaiting = true;
     this.woken = true;
-    const wakeUp = this.wakeUp;
-    this.wakeUp = null;
-    wakeUp?.();
+    this.wakeUp?.();
   }
 
   /** Stops claiming, waits for the attempts in flight and logs them. */
@@ -106,6 +113,8 @@ export class DeliveryWorker {
     this.wake(false);
     await this.loopDone;
     await Promise.allSettled([...this.attempts]);
+    // Log what finished; events not fanned out yet wait in the outbox for the next start.
+    this.eventsWaiting = false;
     await this.round(false);
   }
 
@@ -134,30 +143,47 @@ export class DeliveryWorker {
         // The database may be briefly unreachable; the next round retries.
         this.options.log.warn({ err: error }, 'delivery worker: a round failed; retrying');
       }
-      await this.sleep();
+      await this.sleep(this.options.idleMs);
+      // Woken by finished calls alone, with nothing due for their free slots: their log can wait
+      // a little for company. Events, or deliveries waiting for room, cut that short.
+      if (this.finished.length > 0 && !this.urgent()) await this.sleep(LOG_DELAY_MS, true);
       // Calls that finish in this same turn of the event loop join the coming round.
       await nextTurn();
     }
   }
 
-  private sleep(): Promise<void> {
-    if (this.woken || !this.running) {
+  /** Whether a round is wanted now rather than soon. */
+  private urgent(): boolean {
+    return this.eventsWaiting || this.dueLeft || !this.running;
+  }
+
+  /**
+   * Until a wake-up, or `ms`. An idle sleep that runs out is the safety net behind the wake-ups:
+   * events written by a process that could not wake this one, and retries that fell due. With
+   * `urgentOnly`, only a wake-up that makes a round urgent ends the sleep early.
+   */
+  private sleep(ms: number, urgentOnly = false): Promise<void> {
+    if (urgentOnly ? this.urgent() : this.woken || !this.running) {
       this.woken = false;
       return Promise.resolve();
     }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        // The safety net: events written by a process that could not wake this one.
-        this.eventsWaiting = true;
+        if (!urgentOnly) {
+          this.eventsWaiting = true;
+          this.dueLeft = true;
+        }
         done();
-      }, this.options.idleMs);
+      }, ms);
       const done = () => {
         clearTimeout(timer);
         this.wakeUp = null;
         this.woken = false;
         resolve();
       };
-      this.wakeUp = done;
+      this.wakeUp = () => {
+        if (!urgentOnly || this.urgent()) done();
+      };
     });
   }
 
@@ -172,11 +198,13 @@ export class DeliveryWorker {
     this.eventsWaiting = false;
     const finished = this.finished;
     this.finished = [];
-    const claim = claiming ? this.claim() : null;
+    const claim = claiming ? () => this.claim() : null;
+    if (claim) this.dueLeft = false;
     const run = (logging: readonly FinishedAttempt[]) =>
       runRound(this.deps, { fanOut, finished: logging, claim }).catch((error: unknown) => {
-        // The events were not fanned out: the next round tries again.
+        // Nothing happened: the next round tries again.
         if (fanOut > 0) this.eventsWaiting = true;
+        if (claim) this.dueLeft = true;
         throw error;
       });
     let done: RoundDone;
@@ -191,19 +219,26 @@ export class DeliveryWorker {
       }
       done = await run([]);
     }
+    if (claim) {
+      if (!done.claimedAll) this.dueLeft = true;
+      this.lastClaimed.clear();
+      for (const delivery of done.due) this.lastClaimed.add(delivery.webhookId);
+    }
     for (const delivery of done.due) this.track(this.attempt(delivery), delivery.webhookId);
     return done;
   }
 
   /**
-   * What to claim now. A row the claim reads beyond what it can take is read for nothing, so it
-   * asks for the room left by the webhooks in flight, plus a few rows to find other webhooks
-   * with work (each found one is then in flight, and its room counts from the next round on).
+   * What to claim now. A row the claim reads beyond what a webhook has room for is read for
+   * nothing (a webhook with a backlog fills the front of the queue), so it asks for the room
+   * left by the webhooks that have work (in flight, or found by the last claim), plus a few rows
+   * to find other webhooks with work: each one found counts in full from the next round on.
    */
   private claim(): Claim {
     const { concurrency, leaseMs, perWebhook } = this.options;
     let room = Math.ceil(perWebhook / 4);
     for (const count of this.inFlight.values()) room += Math.max(0, perWebhook - count);
+    for (const webhookId of this.lastClaimed) if (!this.inFlight.has(webhookId)) room += perWebhook;
     return { limit: Math.min(concurrency - this.attempts.size, room), leaseMs, perWebhook, inFlight: this.inFlight };
   }
 
