@@ -166,7 +166,8 @@ async function benchEngine(engine: Engine, settings: Settings): Promise<EngineRu
     PLAINBASE_HOST: '127.0.0.1',
     PLAINBASE_DATA_DIR: dir,
     PLAINBASE_LOG_LEVEL: 'warn',
-    PLAINBASE_RATE_LIMIT_PER_KEY: '0',
+    // On, as in production, so the load pays for counting each key's requests, but too high to refuse.
+    PLAINBASE_RATE_LIMIT_PER_KEY: '1000000',
     PLAINBASE_RATE_LIMIT_PER_IP: '0',
     // The garbage-token load is a stream of refused authentications from one address.
     PLAINBASE_AUTH_FAILURES_PER_IP: '0',

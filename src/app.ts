@@ -86,11 +86,14 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const metrics = instrument(app);
+  // Set before anything can answer, so every reply carries it, errors included; a synchronous
+  // onRequest hook costs less than an async onSend hook on every request.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
   app.addHook('onRequest', authenticateCountingFailures(deps, new AuthFailureLimiter(deps.config.authFailuresPerIp)));
   await useRateLimits(app, deps.config);
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
   app.setErrorHandler(errorHandler(deps.dialect));
   app.setNotFoundHandler((request) => {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);

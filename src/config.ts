@@ -151,7 +151,7 @@ export const VARIABLES = {
   AUTH_FAILURES_PER_IP: {
     parse: wholeNumber(0, 1_000_000).default(30),
     default: '30',
-    meaning: 'Refused authentications (bad, revoked or expired API keys, ended sessions, no credential) per address per minute; past it the address gets 429 on every authenticated route until the minute is over. `0` switches it off.',
+    meaning: 'Refused authentications of a presented credential (bad, revoked or expired API keys, ended sessions; a request with no credential is not counted) per address per minute; past it the address gets 429 on every authenticated route until the minute is over. `0` switches it off.',
   },
   SESSION_TTL_HOURS: {
     parse: wholeNumber(1, 24 * 365).default(24 * 7),

@@ -172,6 +172,8 @@ function expectedAnswer(row: Row, kind: CallerKind, collection: CollectionName):
       return abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability)) ? ALLOWED : refused(403, 'FORBIDDEN');
     case 'key': {
       if (access.kind === 'person') return refused(403, 'PERSON_REQUIRED');
+      // SPEC.md §5.4 rule 2: what only a person may do is refused before any scope is looked at.
+      if (abilities.some((ability) => PERSON_ONLY.has(ability))) return refused(403, 'PERSON_REQUIRED');
       const [declared, ...further] = abilities;
       const first = declared ? keyRefusal(kind.scopes, declared) : null;
       if (first) return first;

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
-import { hashToken, issueToken, parseToken, previewOf, TOKEN_PATTERN } from '../src/modules/keys/token.js';
+import baseX from 'base-x';
+import { checksumDigits, hashToken, issueToken, parseToken, previewOf, TOKEN_PATTERN } from '../src/modules/keys/token.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** Every character a token may hold, plus a few it may not. */
@@ -147,5 +148,13 @@ describe('API key tokens', () => {
       const changed = token.slice(0, -1) + (token.endsWith('0') ? '1' : '0');
       expect(isPlainbaseToken(changed)).toBe(parseToken(changed) !== null);
     }
+  });
+
+  it('write the checksum as base-x writes the CRC32\'s 4 bytes (how tokens were issued first), leading zero bytes included', () => {
+    const base62 = baseX(BASE62);
+    const asBytes = (crc: number) => base62.encode(Buffer.from(crc.toString(16).padStart(8, '0'), 'hex')).padStart(6, '0');
+    const edges = [0, 1, 61, 62, 255, 256, 0xffff, 0x10000, 62 ** 3 - 1, 62 ** 3, 0xffffff, 0x1000000, 62 ** 4, 62 ** 5 - 1, 62 ** 5, 0x7fffffff, 0x80000000, 0xffffffff];
+    const random = Array.from({ length: 20_000 }, () => randomBytes(4).readUInt32BE(0) >>> (randomBytes(1)[0]! % 32));
+    for (const crc of [...edges, ...random]) expect(checksumDigits(crc), String(crc)).toBe(asBytes(crc));
   });
 });

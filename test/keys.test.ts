@@ -711,12 +711,11 @@ describeEachEngine('API keys', (engine) => {
     expect(last!.headers['ratelimit-remaining']).toBe('0');
     // Blocked before the credential is looked at: even a valid key from that address waits.
     expectError(await api.get('/v1/collections', bearer(good.secret)), 429, 'RATE_LIMITED');
-    // Garbage (checksum fails), an unknown session and no credential at all count too.
+    // Garbage (checksum fails) and an unknown session count too (see the next test for no credential).
     const other = new Client(t);
     other.remoteAddress = '203.0.113.51';
     expectError(await other.get('/v1/collections', bearer('pb_live_garbage')), 401, 'INVALID_API_KEY');
     expectError(await other.get('/v1/collections', { cookie: 'plainbase_session=nope', 'x-baas-workspace': owner.workspaceId! }), 401, 'UNAUTHENTICATED');
-    expectError(await other.get('/v1/collections'), 401, 'UNAUTHENTICATED');
     // Other addresses, and routes that need no credential, are not affected.
     expect((await api.get('/healthz')).status).toBe(200);
     const fresh = new Client(t);
@@ -725,6 +724,28 @@ describeEachEngine('API keys', (engine) => {
     // The window is one minute.
     t.clock.advance(60_000);
     expect((await api.get('/v1/collections', bearer(good.secret))).status).toBe(200);
+  });
+
+  it('counts only refusals of requests that presented a credential: a signed-out page polling its session uses no budget', async () => {
+    const t = await start({ authFailuresPerIp: 3 });
+    const owner = await signedInOwner(t);
+    const good = await newKey(owner, { name: 'good', scopes: ['collections:read'] });
+    const office = new Client(t);
+    office.remoteAddress = '203.0.113.70';
+    // Far more refusals than the budget, none of them presenting a key or a session.
+    for (let i = 0; i < 10; i++) {
+      expectError(await office.get('/v1/auth/session'), 401, 'UNAUTHENTICATED');
+      expectError(await office.get('/v1/collections'), 401, 'UNAUTHENTICATED');
+      // An empty session cookie is no session either.
+      expectError(await office.get('/v1/auth/session', { cookie: 'plainbase_session=' }), 401, 'UNAUTHENTICATED');
+    }
+    expect((await office.get('/v1/collections', bearer(good.secret))).status).toBe(200);
+    // Refusals of presented credentials still count: an ended session, then bad keys.
+    expectError(await office.get('/v1/auth/session', { cookie: 'plainbase_session=ended' }), 401, 'UNAUTHENTICATED');
+    expectError(await office.get('/v1/collections', bearer(issueToken('live', newId('key')))), 401, 'INVALID_API_KEY');
+    expectError(await office.get('/v1/collections', bearer('pb_live_garbage')), 401, 'INVALID_API_KEY');
+    expectError(await office.get('/v1/collections', bearer(good.secret)), 429, 'RATE_LIMITED');
+    expectError(await office.get('/v1/auth/session'), 429, 'RATE_LIMITED');
   });
 
   it('counts nothing when PLAINBASE_AUTH_FAILURES_PER_IP is 0', async () => {

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 import { dialectFor, type Dialect } from './dialect.js';
+import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
 import { withStatementCache } from './statement-cache.js';
 import type { Db, Executor } from './schema.js';
 
@@ -68,7 +69,9 @@ function openSqlite(file: string): Storage {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  const statements = withStatementCache(connection);
+  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: statements }) });
+  enableDirectSqlite(db, connection, statements);
   return { db, dialect: dialectFor('sqlite'), openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
 }
 
@@ -108,6 +111,7 @@ function openPostgres(url: string, options: ConnectOptions): Storage {
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  enableDirectPostgres(db, pool);
   return { db, dialect: dialectFor('postgres'), openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
 }
 

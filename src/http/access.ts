@@ -7,18 +7,24 @@ import type { Ability } from '../abilities.js';
  * - person: a signed-in person, no workspace (their session, their workspaces).
  * - member: any caller of a workspace (a person or a key), whatever its abilities (GET /v1/me).
  * - workspace: a caller in the workspace holding `ability`; `publicRead` routes also answer
- *   anonymous callers when the collection is public.
+ *   anonymous callers when the collection is public. `alsoNeeds` names a further ability that
+ *   some requests need (DELETE with ?permanent=true needs records:purge): the route checks it,
+ *   and a key is refused PERSON_REQUIRED for it before any scope is looked at (SPEC.md §5.4).
  */
 export type Access =
   | { kind: 'open' }
   | { kind: 'person' }
   | { kind: 'member' }
-  | { kind: 'workspace'; ability: Ability; publicRead?: boolean };
+  | { kind: 'workspace'; ability: Ability; publicRead?: boolean; alsoNeeds?: (query: unknown) => Ability | null };
 
 export const OPEN: Access = { kind: 'open' };
 export const PERSON: Access = { kind: 'person' };
 export const MEMBER: Access = { kind: 'member' };
-export const needs = (ability: Ability, options: { publicRead?: boolean } = {}): Access => ({ kind: 'workspace', ability, ...options });
+export const needs = (ability: Ability, options: { publicRead?: boolean; alsoNeeds?: (query: unknown) => Ability | null } = {}): Access => ({
+  kind: 'workspace',
+  ability,
+  ...options,
+});
 
 declare module 'fastify' {
   interface FastifyContextConfig {

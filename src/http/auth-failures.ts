@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
-import { authenticate } from './auth.js';
+import { authenticate, presentsCredential } from './auth.js';
 
 /** Failures are counted per address in fixed windows of this length. */
 const WINDOW_MS = 60_000;
@@ -14,10 +14,10 @@ interface Window {
 }
 
 /**
- * Counts refused authentications (401: a bad, revoked or expired key, an ended session, no
- * credential) per address, in this process's memory. An address past `limit` failures within a
- * minute is refused with 429 on every authenticated route until its minute is over, before any
- * credential is looked at: so guessing keys or sessions costs no database work and gets no
+ * Counts refused authentications (401: a bad, revoked or expired key, an ended session; not a
+ * request that presented no credential at all) per address, in this process's memory. An address
+ * past `limit` failures within a minute is refused with 429 on every authenticated route until
+ * its minute is over, before any credential is looked at: so guessing keys or sessions costs no database work and gets no
  * answer about the guess. The rate limiter proper (rate-limit.ts) cannot do this: it runs after
  * authentication, which a bad credential never passes.
  */
@@ -69,20 +69,33 @@ export class AuthFailureLimiter {
 }
 
 /**
- * The app's authentication step (auth.ts) behind the failure limiter: refused while the address
- * is blocked, and each 401 it answers counted against the address. Open routes are not counted.
+ * The app's authentication step (auth.ts) as an onRequest hook, behind the failure limiter:
+ * refused while the address is blocked, and each 401 it answers to a request that presented a
+ * credential (a key, a session cookie) counted against the address. A request with no credential
+ * guesses nothing, so its 401 is not counted: a signed-out dashboard polling its session behind
+ * a shared address must not use up that address's budget. Open routes are not counted either.
+ * A callback hook, not an async one: authentication is often synchronous (auth.ts), and then
+ * the request goes on without a promise and a turn of the microtask queue.
  */
 export function authenticateCountingFailures(deps: Deps, limiter: AuthFailureLimiter) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
     const access = request.routeOptions.config.access;
-    if (!access || access.kind === 'open') return authenticate(deps, request, reply);
-    const address = request.ip;
-    limiter.refuseIfBlocked(address, deps.clock.now().getTime());
+    const counted = access !== undefined && access.kind !== 'open';
+    const refuse = (error: unknown) => {
+      if (counted && error instanceof AppError && error.status === 401 && presentsCredential(request)) {
+        limiter.recordFailure(request.ip, deps.clock.now().getTime());
+      }
+      done(error as Error);
+    };
+    let pending: void | Promise<void>;
     try {
-      await authenticate(deps, request, reply);
+      if (counted) limiter.refuseIfBlocked(request.ip, deps.clock.now().getTime());
+      pending = authenticate(deps, request, access);
     } catch (error) {
-      if (error instanceof AppError && error.status === 401) limiter.recordFailure(address, deps.clock.now().getTime());
-      throw error;
+      refuse(error);
+      return;
     }
+    if (pending) pending.then(() => done(), refuse);
+    else done();
   };
 }

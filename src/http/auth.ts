@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { isPersonOnly, roleAllows, type Ability, type Role, type Scope } from '../abilities.js';
 import type { Deps } from '../deps.js';
 import { AppError, forbidden, invalidRequest } from '../errors.js';
@@ -36,10 +36,12 @@ const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * The one place that decides whether a caller may use a route (STYLE.md habit 5): it reads the
  * route's declared access, identifies the caller and checks the ability against the caller's
- * role as it is now in the database.
+ * role as it is now in the database. It returns a promise only when it has to wait (a session, or
+ * a key on PostgreSQL): with a key on SQLite the whole check runs synchronously, which is most of
+ * what a request with a key costs beyond the HTTP stack. A refusal is thrown, or the rejection.
+ * `access` is the route's (`request.routeOptions.config.access`, which builds an object per read).
  */
-export async function authenticate(deps: Deps, request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-  const access: Access | undefined = request.routeOptions.config.access;
+export function authenticate(deps: Deps, request: FastifyRequest, access: Access | undefined): void | Promise<void> {
   request.auth = ANONYMOUS;
   if (!access) return; // the not-found handler
   const authorization = request.headers.authorization;
@@ -47,11 +49,19 @@ export async function authenticate(deps: Deps, request: FastifyRequest, _reply: 
   if (authorization === undefined) checkOrigin(deps, request);
   if (access.kind === 'open') return;
   if (authorization !== undefined) return authenticateWithKey(deps, request, access, authorization);
-
   const token = request.cookies[SESSION_COOKIE];
   // Public collections answer reads with no credential; readScope decides which collections.
   if (!token && access.kind === 'workspace' && access.publicRead) return;
   if (!token) throw new AppError('UNAUTHENTICATED', 'Sign in, or send an API key as "Authorization: Bearer <key>".');
+  return authenticateWithSession(deps, request, access, token);
+}
+
+/** Whether the request carries a credential at all: a key, or a session cookie. */
+export function presentsCredential(request: FastifyRequest): boolean {
+  return request.headers.authorization !== undefined || Boolean(request.cookies[SESSION_COOKIE]);
+}
+
+async function authenticateWithSession(deps: Deps, request: FastifyRequest, access: Access, token: string): Promise<void> {
   const session = await findSession(deps, token);
   if (!session) throw new AppError('UNAUTHENTICATED', 'Your session has ended; sign in again.');
   checkCsrf(request);
@@ -77,16 +87,34 @@ export async function authenticate(deps: Deps, request: FastifyRequest, _reply: 
  * A program's request: the key must be valid now; then the kind of caller (SPEC.md §5.4 rule 2:
  * some things only a person may do) before any scope; then its scopes and collection restriction.
  */
-async function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access, authorization: string): Promise<void> {
-  const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access, authorization: string): void | Promise<void> {
+  const token = bearerToken(authorization);
   if (!token) throw keyNotValid();
-  const caller = await authenticateKey(deps, token, request.ip ?? null);
-  if (access.kind === 'person' || (access.kind === 'workspace' && isPersonOnly(access.ability))) {
+  const caller = authenticateKey(deps, token, request.ip ?? null);
+  if (caller instanceof Promise) return caller.then((found) => authorizeKey(deps, request, access, found));
+  return authorizeKey(deps, request, access, caller);
+}
+
+function authorizeKey(deps: Deps, request: FastifyRequest, access: Access, caller: KeyCaller): void | Promise<void> {
+  if (access.kind === 'person' || (access.kind === 'workspace' && needsPerson(access, request))) {
     throw new AppError('PERSON_REQUIRED', 'Only a signed-in person can do this; API keys never can.');
   }
   request.auth = { person: null, workspaceId: caller.workspaceId, role: caller.role, actor: caller.actor, key: caller };
   if (access.kind === 'workspace') requireAbility(request, access.ability);
-  await checkCollectionRestriction(deps, request, caller);
+  if (caller.collections) return checkCollectionRestriction(deps, request, caller.collections, caller.workspaceId);
+}
+
+/** Whether the route, or this request of it (its `alsoNeeds`), needs something only a person may do. */
+function needsPerson(access: Access & { kind: 'workspace' }, request: FastifyRequest): boolean {
+  const further = access.alsoNeeds?.(request.query);
+  return isPersonOnly(access.ability) || (further != null && isPersonOnly(further));
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+function bearerToken(authorization: string): string | null {
+  return BEARER.exec(authorization)?.[1] ?? null;
 }
 
 const COLLECTION_SCOPE_PREFIXES = ['records:', 'schemas:', 'files:'];
@@ -115,8 +143,7 @@ export function requireAbility(request: FastifyRequest, ability: Ability): void 
 }
 
 /** A key restricted to collections touches only those, and never creates one (DESIGN.md §3). */
-async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, key: KeyCaller): Promise<void> {
-  if (!key.collections) return;
+async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, collections: string[], workspaceId: string): Promise<void> {
   if (request.method === 'POST' && request.routeOptions.url === '/v1/collections') {
     throw new AppError('COLLECTION_NOT_ALLOWED', 'A key restricted to collections cannot create collections.');
   }
@@ -125,11 +152,11 @@ async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, k
   const row = await deps.db
     .selectFrom('collections')
     .select('id')
-    .where('workspace_id', '=', key.workspaceId)
+    .where('workspace_id', '=', workspaceId)
     .where(hasPrefix(ref, 'col') ? 'id' : 'name', '=', ref)
     .executeTakeFirst();
   // An unknown collection is left to the route, which answers 404 as for anyone.
-  if (row && !key.collections.includes(row.id)) {
+  if (row && !collections.includes(row.id)) {
     throw new AppError('COLLECTION_NOT_ALLOWED', 'This key is restricted to other collections.', { collectionId: row.id });
   }
 }

@@ -1,12 +1,12 @@
-import { sql } from 'kysely';
 import { ROLE_ABILITIES, type Role, type Scope } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
+import { directQuery } from '../../db/direct-query.js';
 import type { ApiKeysTable } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { constantTimeEqual } from '../../secrets.js';
 import type { Actor } from '../audit/audit.js';
 import { keyNotValid } from './keys.js';
-import { hashToken, parseToken } from './token.js';
+import { hashToken, parseToken, type ParsedToken } from './token.js';
 
 /** Last use is written at most this often per key, so a busy key costs no write per request. */
 const LAST_USED_PRECISION_MS = 60_000;
@@ -27,27 +27,39 @@ export interface KeyCaller {
 }
 
 /**
+ * The key, each of its secrets (two during a grace period) and the role behind it now: its
+ * creator's membership, or its service account's role if not deleted. One statement through the
+ * direct path (db/direct-query.ts): it runs on every request with a key, and Kysely's pipeline
+ * around it cost more than the statement itself (docs/performance.md, "API keys").
+ */
+const findKeyWithSecretsAndRole = directQuery<KeyRow>('plainbase_find_api_key', (parameter) => `
+  select k.id, k.workspace_id, k.name, k.mode, k.preview, k.scopes, k.collections, k.expires_at,
+    k.service_account_id, k.created_by, k.created_at, k.revoked_at, k.last_used_at, k.last_used_ip,
+    s.secret_hash, s.expires_at as secret_expires_at, m.role as member_role, sa.role as account_role
+  from api_keys k
+  left join api_key_secrets s on s.key_id = k.id
+  left join memberships m on m.workspace_id = k.workspace_id and m.person_id = k.created_by
+  left join service_accounts sa on sa.id = k.service_account_id and sa.workspace_id = k.workspace_id and sa.deleted_at is null
+  where k.id = ${parameter(1)}`);
+
+/**
  * Identifies the key behind a bearer token, on every request, against the database as it is
  * now: so revocation, rotation and role changes apply on the very next request in every process.
+ * Synchronous where the database answers synchronously (SQLite), a promise otherwise; a refusal
+ * is thrown (synchronously, or as the rejection).
  */
-export async function authenticateKey(deps: Deps, token: string, ip: string | null): Promise<KeyCaller> {
+export function authenticateKey(deps: Deps, token: string, ip: string | null): KeyCaller | Promise<KeyCaller> {
   // The checksum rejects garbage before any database work.
   const parsed = parseToken(token);
   if (!parsed) throw keyNotValid();
+  const rows = findKeyWithSecretsAndRole.run(deps.db, [parsed.keyId]);
+  if (Array.isArray(rows)) return callerOf(deps, token, parsed, rows, ip);
+  return rows.then((found) => callerOf(deps, token, parsed, found, ip));
+}
+
+function callerOf(deps: Deps, token: string, parsed: ParsedToken, rows: KeyRow[], ip: string | null): KeyCaller {
   const now = deps.clock.now();
   const nowIso = now.toISOString();
-
-  // One query for the key, each of its secrets (two during a grace period) and the role behind it
-  // now: its creator's membership, or its service account's role if not deleted. Written as SQL
-  // because it runs on every request: one statement with no query tree to build and compile
-  // costs about half of the three builder queries it replaced (bench/keys.ts).
-  const { rows } = await sql<KeyRow>`
-    select k.*, s.secret_hash, s.expires_at as secret_expires_at, m.role as member_role, sa.role as account_role
-    from api_keys k
-    left join api_key_secrets s on s.key_id = k.id
-    left join memberships m on m.workspace_id = k.workspace_id and m.person_id = k.created_by
-    left join service_accounts sa on sa.id = k.service_account_id and sa.workspace_id = k.workspace_id and sa.deleted_at is null
-    where k.id = ${parsed.keyId}`.execute(deps.db);
   const first = rows[0];
   if (!first) throw keyNotValid();
   const { secret_hash: _hash, secret_expires_at: _until, member_role: memberRole, account_role: accountRole, ...key } = first;

@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { directQuery } from '../../db/direct-query.js';
 import type { Executor } from '../../db/schema.js';
 import { randomToken, sha256Hex } from '../../secrets.js';
 import type { Person } from '../people/people.js';
@@ -21,14 +22,16 @@ export async function createSession(executor: Executor, deps: Deps, personId: st
   return { token, expiresAt };
 }
 
+/** A session's person, by the digest of its token; on every signed-in request (db/direct-query.ts). */
+const findSessionByTokenHash = directQuery<{ id: string; email: string; name: string; expires_at: string }>('plainbase_find_session', (parameter) => `
+  select p.id, p.email, p.name, s.expires_at
+  from sessions s
+  join people p on p.id = s.person_id
+  where s.token_hash = ${parameter(1)}`);
+
 /** The person behind a session cookie, or null when the session is unknown or has expired. */
 export async function findSession(deps: Deps, token: string): Promise<{ person: Person; expiresAt: string } | null> {
-  const row = await deps.db
-    .selectFrom('sessions')
-    .innerJoin('people', 'people.id', 'sessions.person_id')
-    .select(['people.id', 'people.email', 'people.name', 'sessions.expires_at'])
-    .where('sessions.token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
+  const [row] = await findSessionByTokenHash.run(deps.db, [sha256Hex(token)]);
   if (!row || row.expires_at <= deps.clock.now().toISOString()) return null;
   return { person: { id: row.id, email: row.email, name: row.name }, expiresAt: row.expires_at };
 }

@@ -1,5 +1,6 @@
 import type { Role } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
+import { directQuery } from '../../db/direct-query.js';
 import type { Executor } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -55,14 +56,16 @@ export async function listWorkspaces(executor: Executor, personId: string): Prom
   return rows.map((row) => ({ id: row.id, name: row.name, role: row.role as Role, createdAt: row.created_at }));
 }
 
-/** The person's role in the workspace, read fresh on every request so changes apply at once. */
+const findMembershipRole = directQuery<{ role: string }>('plainbase_find_role', (parameter) => `
+  select role from memberships where workspace_id = ${parameter(1)} and person_id = ${parameter(2)}`);
+
+/**
+ * The person's role in the workspace, read fresh on every request so changes apply at once; a
+ * direct query (db/direct-query.ts), since every signed-in workspace request runs it. Inside a
+ * transaction (`executor` a Transaction) it reads through that transaction.
+ */
 export async function findRole(executor: Executor, workspaceId: string, personId: string): Promise<Role | null> {
-  const row = await executor
-    .selectFrom('memberships')
-    .select('role')
-    .where('workspace_id', '=', workspaceId)
-    .where('person_id', '=', personId)
-    .executeTakeFirst();
+  const [row] = await findMembershipRole.run(executor, [workspaceId, personId]);
   return (row?.role as Role | undefined) ?? null;
 }
 

@@ -7,9 +7,12 @@ import { collectionContext } from '../../collection-context.js';
 import { NoContent } from '../../schemas.js';
 import { IfMatchHeaders, RecordBody, RecordParams } from './record-schemas.js';
 
+/** Before validation the query is raw text: `permanent=true` is what the schema turns into true. */
+const permanentNeedsPurge = (query: unknown) => ((query as { permanent?: unknown } | undefined)?.permanent === 'true' ? 'records:purge' : null);
+
 export const registerDeleteRecord: RegisterRoute = (app, deps) =>
   app.delete('/v1/collections/:col/records/:rec', {
-    config: { operation: 'records.delete', access: needs('records:delete') },
+    config: { operation: 'records.delete', access: needs('records:delete', { alsoNeeds: permanentNeedsPurge }) },
     schema: {
       summary: 'Move a record to the trash (emits record.deleted); ?permanent=true deletes it for good (a signed-in admin or owner only)',
       tags: ['records'],
