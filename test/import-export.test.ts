@@ -99,6 +99,40 @@ describeEachEngine('import and export', (engine) => {
     expect(audit.body.data[3]).toMatchObject({ actor: { type: 'person' }, target: { type: 'collection' }, details: { format: 'ndjson', mode: 'all', imported: 3, rejectedCount: 0 } });
   });
 
+  it('an imported record\'s event is the message emitEvents writes, and keeps the record as imported after it changes', async () => {
+    // Text that JSON escapes, characters outside the BMP, numbers JSON writes differently than read.
+    const rows = [
+      { name: 'quote " and backslash \\ and tab \t', emoji: '🚀 ünïcödé', nested: { list: [1.0, 1e2, -0.5, null, true] } },
+      { '': 'an empty key', 'a.b': { 'c"d': [] } },
+      { n: 3 },
+    ];
+    const body = `${JSON.stringify(rows[0])}\n${JSON.stringify(rows[1])}\n{"n": 3.0}\n`;
+    expect((await importBody(body, NDJSON)).body).toEqual({ imported: 3, rejected: [], rejectedCount: 0 });
+    const stored = await storedRecords();
+    expect(stored.map((record) => record.data)).toEqual(rows);
+    expect((await owner.patch(`/v1/collections/leads/records/${stored[0]!.id}`, { data: { name: 'changed later' } })).status).toBe(200);
+
+    const collectionId = (await owner.get('/v1/collections/leads')).body.id;
+    const events = await t.deps.db.selectFrom('events').selectAll().where('type', '=', 'record.created').orderBy('id').execute();
+    expect(events).toHaveLength(3);
+    events.forEach((event, i) => {
+      const message = JSON.parse(event.message);
+      // The text JSON.stringify gives the same message, key for key: what a delivery sends as its body.
+      expect(event.message).toBe(JSON.stringify({
+        id: event.id,
+        type: 'record.created',
+        createdAt: event.created_at,
+        workspaceId: event.workspace_id,
+        collectionId: event.collection_id,
+        data: { record: { id: stored[i]!.id, data: rows[i] } },
+      }));
+      expect(message.createdAt).toBe(stored[i]!.createdAt);
+      expect([event.workspace_id, event.collection_id]).toEqual([owner.workspaceId, collectionId]);
+    });
+    // The event ids sort like the records: in the order of the body.
+    expect(events.map((event) => JSON.parse(event.message).data.record.id)).toEqual(stored.map((record) => record.id));
+  });
+
   it('imports a JSON array, each element the data of one record', async () => {
     const rows = [{ name: 'Ada', nested: { list: [1, { deep: true }] } }, { name: 'Grace', n: null }];
     const reply = await importBody(JSON.stringify(rows, null, 2), JSON_TYPE);

@@ -21,22 +21,39 @@ export async function insertRows<T extends keyof Database, C extends keyof Datab
   rows: readonly Pick<Database[T], C>[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  const engine = engineOf(executor);
-  const key = `${engine} ${table} ${columns.join(',')} ${rows.length}`;
-  let text = texts.get(key);
-  if (text === undefined) {
-    const dialect = dialectFor(engine);
-    const quoted = columns.map((column) => `"${column}"`).join(', ');
-    let position = 0;
-    const tuples = rows.map(() => `(${columns.map(() => dialect.parameter(++position)).join(', ')})`);
-    text = `insert into "${table}" (${quoted}) values ${tuples.join(', ')}`;
-    if (texts.size >= MAX_TEXTS) texts.delete(texts.keys().next().value!);
-    texts.set(key, text);
-  }
   const parameters: unknown[] = new Array(rows.length * columns.length);
   let at = 0;
   for (const row of rows) {
     for (const column of columns) parameters[at++] = row[column];
   }
-  await executor.executeQuery(CompiledQuery.raw(text, parameters));
+  await insertValues(executor, table, columns, parameters);
+}
+
+/**
+ * insertRows for callers that already hold the values in one flat list, row after row, each row
+ * its values in the order of `columns`: no object per row is made only to be taken apart again
+ * (an import writes millions of values this way).
+ */
+export async function insertValues<T extends keyof Database>(
+  executor: Executor,
+  table: T,
+  columns: readonly (keyof Database[T] & string)[],
+  values: readonly unknown[],
+): Promise<void> {
+  const rowCount = values.length / columns.length;
+  if (rowCount === 0) return;
+  if (!Number.isInteger(rowCount)) throw new Error(`insertValues: ${values.length} values do not make whole rows of ${columns.length} columns`);
+  const engine = engineOf(executor);
+  const key = `${engine} ${table} ${columns.join(',')} ${rowCount}`;
+  let text = texts.get(key);
+  if (text === undefined) {
+    const dialect = dialectFor(engine);
+    const quoted = columns.map((column) => `"${column}"`).join(', ');
+    let position = 0;
+    const tuples = Array.from({ length: rowCount }, () => `(${columns.map(() => dialect.parameter(++position)).join(', ')})`);
+    text = `insert into "${table}" (${quoted}) values ${tuples.join(', ')}`;
+    if (texts.size >= MAX_TEXTS) texts.delete(texts.keys().next().value!);
+    texts.set(key, text);
+  }
+  await executor.executeQuery(CompiledQuery.raw(text, values as unknown[]));
 }

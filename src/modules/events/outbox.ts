@@ -1,5 +1,5 @@
 import { dialectFor, engineOf } from '../../db/dialect.js';
-import { insertRows } from '../../db/insert-rows.js';
+import { insertRows, insertValues } from '../../db/insert-rows.js';
 import type { Executor } from '../../db/schema.js';
 import { newId } from '../../ids.js';
 import type { EventType } from './event-types.js';
@@ -26,10 +26,15 @@ export interface NewEvent {
 
 const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'message', 'created_at'] as const;
 
+/** Rows per statement of emitEvents. */
+const ROWS_PER_INSERT = 500;
+/** The most rows of an EventBatch in one statement: SQLite allows at most 32766 bound parameters. */
+const MAX_ROWS_PER_INSERT = 5000;
+
 /**
  * Writes events into the outbox. Call with the transaction that makes the change: the change
  * and its events commit together or not at all, so no event is lost and none describes a change
- * that did not happen. Many events go in one statement (imports).
+ * that did not happen. Many events go in one statement.
  */
 export async function emitEvents(executor: Executor, at: Date, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
@@ -52,13 +57,62 @@ export async function emitEvents(executor: Executor, at: Date, events: NewEvent[
       created_at: createdAt,
     };
   });
-  // Bounded statements: SQLite allows at most 32766 bound parameters per statement.
-  for (let start = 0; start < rows.length; start += 500) {
-    await insertRows(executor, 'events', EVENT_COLUMNS, rows.slice(start, start + 500));
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    await insertRows(executor, 'events', EVENT_COLUMNS, rows.slice(start, start + ROWS_PER_INSERT));
   }
-  // Wakes workers in other processes (at commit, on PostgreSQL) and the one in this process.
+  await announceEvents(executor);
+}
+
+export const emitEvent = (executor: Executor, at: Date, event: NewEvent) => emitEvents(executor, at, [event]);
+
+/**
+ * Wakes the webhook workers after events were written: those of other processes (at commit, on
+ * PostgreSQL) and the one in this process. Once per transaction is enough, however many events.
+ */
+export async function announceEvents(executor: Executor): Promise<void> {
   await dialectFor(engineOf(executor)).notifyEvents?.execute(executor);
   notifyEventsWritten();
 }
 
-export const emitEvent = (executor: Executor, at: Date, event: NewEvent) => emitEvents(executor, at, [event]);
+/**
+ * Events of one type in one collection whose data is JSON text already, for writes in bulk (an
+ * import's record.created events, whose data holds the record's data as it was just serialised
+ * for the record itself). The message is put together around that text, in the very form
+ * JSON.stringify gives an EventMessage, instead of serialising the same data a second time.
+ * Collect with add, write with flush (in the transaction of the change), then announceEvents.
+ */
+export class EventBatch {
+  private values: unknown[] = [];
+  private readonly time: number;
+  private readonly createdAt: string;
+  /** The message after its id up to its data: the same for every event of the batch. */
+  private readonly middle: string;
+
+  constructor(at: Date, private readonly workspaceId: string, private readonly collectionId: string, private readonly type: EventType) {
+    this.time = at.getTime();
+    this.createdAt = at.toISOString();
+    const s = JSON.stringify;
+    this.middle = `,"type":${s(type)},"createdAt":${s(this.createdAt)},"workspaceId":${s(workspaceId)},"collectionId":${s(collectionId)},"data":`;
+  }
+
+  /** `dataJson`: the event's data (an object) as JSON text, e.g. JSON.stringify({record: …}). */
+  add(dataJson: string): void {
+    const id = newId('evt', this.time);
+    // An id is a prefix, an underscore and a ULID: nothing in it needs escaping in JSON.
+    this.values.push(id, this.workspaceId, this.collectionId, this.type, `{"id":"${id}"${this.middle}${dataJson}}`, this.createdAt);
+  }
+
+  get size(): number {
+    return this.values.length / EVENT_COLUMNS.length;
+  }
+
+  /** Writes the events added so far, and forgets them. */
+  async flush(executor: Executor): Promise<void> {
+    const values = this.values;
+    this.values = [];
+    const perInsert = MAX_ROWS_PER_INSERT * EVENT_COLUMNS.length;
+    for (let start = 0; start < values.length; start += perInsert) {
+      await insertValues(executor, 'events', EVENT_COLUMNS, start === 0 && values.length <= perInsert ? values : values.slice(start, start + perInsert));
+    }
+  }
+}

@@ -1,19 +1,18 @@
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { writeJson } from '../../db/dialect.js';
-import { insertRows } from '../../db/insert-rows.js';
-import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
+import { insertValues } from '../../db/insert-rows.js';
+import type { CollectionsTable, Executor } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
-import { emitEvents, type NewEvent } from '../events/outbox.js';
+import { announceEvents, EventBatch } from '../events/outbox.js';
 import { getSchemaVersion, recordChecker } from '../schemas/schema-versions.js';
 import { importFailure, rowError, type ImportRow, type RowError } from './import-row.js';
 import { csvCellTypes, parseCsv } from './parse-csv.js';
 import { parseJsonArray } from './parse-json-array.js';
 import { parseNdjson } from './parse-ndjson.js';
-import type { RecordData } from './records.js';
 
 export type ImportFormat = 'ndjson' | 'json' | 'csv';
 
@@ -39,8 +38,14 @@ export interface ImportReport {
   rejectedCount: number;
 }
 
-/** Rows per INSERT: few statements, each well under SQLite's 32766 bound parameters. */
-const BATCH_ROWS = 500;
+/**
+ * Rows per INSERT: 2,000 records are 18,000 bound values, under SQLite's 32,766 (and
+ * PostgreSQL's 65,535). Each statement inside the import's transaction makes SQLite keep a
+ * statement journal of the pages it changes (the hot pages of every index, ~120 for the bench's
+ * collection), so fewer, larger statements write less: 2,000 rather than 500 cut an import's
+ * file writes by 30%.
+ */
+const BATCH_ROWS = 2000;
 export const MAX_REPORTED_REJECTIONS = 1000;
 
 /**
@@ -77,6 +82,8 @@ export async function importRecords(deps: Deps, context: CollectionContext, idOr
       }
       await batch.flush();
       await batch.settled();
+      // Once for the whole import: the workers read the outbox in batches of their own.
+      if (batch.written() > 0) await announceEvents(trx);
     } catch (error) {
       // A write still in flight must finish before the transaction rolls back: sent after the
       // ROLLBACK, it would run outside the transaction and be kept.
@@ -134,7 +141,7 @@ async function* limitBytes(chunks: ImportInput['body'], limit: number): AsyncGen
 }
 
 interface AcceptedRow {
-  data: RecordData;
+  /** The record's data as stored: JSON text. */
   json: string;
   schemaVersion: number | null;
 }
@@ -164,7 +171,7 @@ function acceptRow(
     if (error instanceof AppError) return { line, error: rowError(error.code, error.message, error.details) };
     throw error;
   }
-  return { data: data as RecordData, json, schemaVersion };
+  return { json, schemaVersion };
 }
 
 const kindOf = (value: unknown): string =>
@@ -196,36 +203,43 @@ const RECORD_COLUMNS = ['id', 'workspace_id', 'collection_id', 'data', 'schema_v
  * may be in flight while the next batch is parsed, so on PostgreSQL parsing overlaps the round
  * trip instead of waiting for it; flush waits for the previous write before starting the next
  * (one connection runs one statement at a time), and settled for the last one.
+ *
+ * The values go straight into the statements' parameter lists, and each record.created message
+ * is put together around the record's JSON text (EventBatch), the text the record itself stores:
+ * the event carries the record exactly as it was created, and the data is serialised once.
  */
 function recordBatch(executor: Executor, collection: CollectionsTable, now: Date) {
   let pending: AcceptedRow[] = [];
   let written = 0;
   let inFlight: Promise<void> = Promise.resolve();
   const at = now.toISOString();
+  const time = now.getTime();
+  const { workspace_id: workspaceId, id: collectionId } = collection;
 
   async function write(rows: AcceptedRow[]): Promise<void> {
-    const records: RecordsTable[] = [];
-    const events: NewEvent[] = [];
+    const values: unknown[] = new Array(rows.length * RECORD_COLUMNS.length);
+    const events = new EventBatch(now, workspaceId, collectionId, 'record.created');
+    let v = 0;
     for (const row of rows) {
       // newId is monotonic: ids made in the same millisecond still sort in import order.
-      const id = newId('rec', now.getTime());
-      records.push({
-        id,
-        workspace_id: collection.workspace_id,
-        collection_id: collection.id,
-        data: row.json,
-        schema_version: row.schemaVersion,
-        revision: 1,
-        created_at: at,
-        updated_at: at,
-        trashed_at: null,
-      });
-      // The record.created payload of DESIGN.md §6, as createRecord writes it.
-      events.push({ workspaceId: collection.workspace_id, collectionId: collection.id, type: 'record.created', data: { record: { id, data: row.data } } });
+      const id = newId('rec', time);
+      // In the order of RECORD_COLUMNS.
+      values[v++] = id;
+      values[v++] = workspaceId;
+      values[v++] = collectionId;
+      values[v++] = row.json;
+      values[v++] = row.schemaVersion;
+      values[v++] = 1;
+      values[v++] = at;
+      values[v++] = at;
+      values[v++] = null;
+      // The record.created payload of DESIGN.md §6, {record: {id, data}}, as createRecord
+      // writes it; an id needs no escaping in JSON.
+      events.add(`{"record":{"id":"${id}","data":${row.json}}}`);
     }
-    await insertRows(executor, 'records', RECORD_COLUMNS, records);
-    await emitEvents(executor, now, events);
-    written += records.length;
+    await insertValues(executor, 'records', RECORD_COLUMNS, values);
+    await events.flush(executor);
+    written += rows.length;
   }
 
   return {
