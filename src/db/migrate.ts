@@ -6,6 +6,7 @@ import * as data from './migrations/0002-data.js';
 import * as keys from './migrations/0003-keys.js';
 import * as webhooks from './migrations/0004-webhooks.js';
 import * as files from './migrations/0005-files.js';
+import * as lighterOutbox from './migrations/0006-lighter-outbox.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0003-keys': keys,
   '0004-webhooks': webhooks,
   '0005-files': files,
+  '0006-lighter-outbox': lighterOutbox,
 };
 
 async function currentSchema(db: Db): Promise<string | undefined> {
