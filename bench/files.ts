@@ -8,12 +8,15 @@
  * - The baseline (bench/support/socket-peer.ts), its own process too, is a bare TCP server on
  *   loopback: it reads the bytes sent to it, or sends bytes, and does nothing else.
  * - Each run moves BENCH_FILE_MB of the same pseudo-random bytes (bench/support/transfer-bytes.ts),
- *   in the same 256 KiB writes: to the baseline and then up to Plainbase (POST …/files, raw body
- *   with a Content-Length, until the 201 is in), then from the baseline and then down from
- *   Plainbase (GET …/files/{fil}/content, to the last byte). The ratio is baseline time over
- *   Plainbase time (1 = as fast as a plain socket copy), of the median times; "best ratio" sets
- *   the fastest of each side against each other, which is what is left when other work on the
- *   machine (see the load average printed) slowed some runs. A 16 MiB warm-up run goes first.
+ *   in the same 256 KiB writes: to the baseline and up to Plainbase (POST …/files, raw body with
+ *   a Content-Length, until the 201 is in), then from the baseline and down from Plainbase
+ *   (GET …/files/{fil}/content, to the last byte). Each pair runs back to back, the baseline
+ *   first in odd runs and Plainbase first in even ones. The ratio is baseline time over
+ *   Plainbase time (1 = as fast as a plain socket copy), of the median times; "paired" is the
+ *   median of each run's own ratio (its two sides met the same load); "best ratio" sets the
+ *   fastest of each side against each other, which is what is left when other work on the
+ *   machine (see the load average printed) slowed some runs. A full-size warm-up run goes first
+ *   and is not counted.
  * - Server memory (VmRSS from /proc) is sampled every 20 ms during each transfer; the growth is
  *   the highest RSS seen minus the RSS just before the transfer began.
  * - CPU time (from /proc) of the peer and of Plainbase during each transfer, medians: where the
@@ -227,39 +230,66 @@ async function watchingMemory<T>(pid: number, transfer: () => Promise<T>): Promi
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function oneRun(peer: Peer, server: Server, headers: Record<string, string>, size: number, expectedSha: string): Promise<Run> {
-  const baselineUp = await countingCpu(peer.pid, () => baselineUpload(peer.port, size));
-  const up = await countingCpu(server.pid, () => watchingMemory(server.pid, () => apiUpload(server, headers, size)));
-  const { file } = up.result.result;
-  if (file.sha256 !== expectedSha || file.size !== size) throw new Error(`the upload came back as ${file.size} bytes, sha256 ${file.sha256}; expected ${size}, ${expectedSha}`);
-  const baselineDown = await countingCpu(peer.pid, () => baselineDownload(peer.port, size));
-  const down = await countingCpu(server.pid, () => watchingMemory(server.pid, () => apiDownload(server, headers, file.id, size)));
-  expectStatus(await callJson(server.baseUrl, 'DELETE', `/v1/collections/bench/files/${file.id}`, headers), 204, 'deleting the file');
+/** Both sides of one comparison, back to back; `apiFirst` says which goes first. */
+async function pair<T>(apiFirst: boolean, baseline: () => Promise<T>, api: () => Promise<T>): Promise<{ baseline: T; api: T }> {
+  if (apiFirst) {
+    const apiResult = await api();
+    return { api: apiResult, baseline: await baseline() };
+  }
+  const baselineResult = await baseline();
+  return { baseline: baselineResult, api: await api() };
+}
+
+async function oneRun(peer: Peer, server: Server, headers: Record<string, string>, size: number, expectedSha: string, apiFirst: boolean): Promise<Run> {
+  const upload = await pair(
+    apiFirst,
+    async () => ({ ...(await countingCpu(peer.pid, () => baselineUpload(peer.port, size))), growthMb: 0, fileId: '' }),
+    async () => {
+      const measured = await countingCpu(server.pid, () => watchingMemory(server.pid, () => apiUpload(server, headers, size)));
+      const { seconds, file } = measured.result.result;
+      if (file.sha256 !== expectedSha || file.size !== size) throw new Error(`the upload came back as ${file.size} bytes, sha256 ${file.sha256}; expected ${size}, ${expectedSha}`);
+      return { result: seconds, cpuSeconds: measured.cpuSeconds, growthMb: measured.result.growthMb, fileId: file.id };
+    },
+  );
+  const fileId = upload.api.fileId;
+  const download = await pair(
+    apiFirst,
+    async () => ({ ...(await countingCpu(peer.pid, () => baselineDownload(peer.port, size))), growthMb: 0 }),
+    async () => {
+      const measured = await countingCpu(server.pid, () => watchingMemory(server.pid, () => apiDownload(server, headers, fileId, size)));
+      return { result: measured.result.result, cpuSeconds: measured.cpuSeconds, growthMb: measured.result.growthMb };
+    },
+  );
+  expectStatus(await callJson(server.baseUrl, 'DELETE', `/v1/collections/bench/files/${fileId}`, headers), 204, 'deleting the file');
   return {
-    cpu: { baselineUp: baselineUp.cpuSeconds, apiUp: up.cpuSeconds, baselineDown: baselineDown.cpuSeconds, apiDown: down.cpuSeconds },
-    baselineUp: baselineUp.result,
-    apiUp: up.result.result.seconds,
-    baselineDown: baselineDown.result,
-    apiDown: down.result.result,
-    growthUpMb: up.result.growthMb,
-    growthDownMb: down.result.growthMb,
+    cpu: { baselineUp: upload.baseline.cpuSeconds, apiUp: upload.api.cpuSeconds, baselineDown: download.baseline.cpuSeconds, apiDown: download.api.cpuSeconds },
+    baselineUp: upload.baseline.result,
+    apiUp: upload.api.result,
+    baselineDown: download.baseline.result,
+    apiDown: download.api.result,
+    growthUpMb: upload.api.growthMb,
+    growthDownMb: download.api.growthMb,
   };
 }
 
 async function main(): Promise<void> {
   cleanUpOnSignals();
   const size = settings.fileMb * MiB;
-  log(`moving ${settings.fileMb} MiB ${settings.runs} time(s) each way, after a 16 MiB warm-up`);
+  log(`moving ${settings.fileMb} MiB ${settings.runs} time(s) each way, after a warm-up run of the same size`);
   const peer = await startPeer();
   const { server, headers } = await startPlainbase();
   try {
-    await oneRun(peer, server, headers, 16 * MiB, sha256Of(16 * MiB));
     const expectedSha = sha256Of(size);
+    // Warm-up, not counted: one full-size run, so every run counted finds both sides' code
+    // compiled and their buffers allocated (after a 16 MiB warm-up, the first 200 MiB upload
+    // still used noticeably more CPU than the next ones).
+    await oneRun(peer, server, headers, size, expectedSha, false);
     const runs: Run[] = [];
     for (let run = 1; run <= settings.runs; run++) {
-      const result = await oneRun(peer, server, headers, size, expectedSha);
+      // Which side goes first alternates, so neither always meets what the other left behind.
+      const result = await oneRun(peer, server, headers, size, expectedSha, run % 2 === 0);
       log(`run ${run}: up ${fixed(result.apiUp, 2)} s (baseline ${fixed(result.baselineUp, 2)} s), down ${fixed(result.apiDown, 2)} s (baseline ${fixed(result.baselineDown, 2)} s), ` +
-        `RSS +${fixed(result.growthUpMb, 1)} / +${fixed(result.growthDownMb, 1)} MB`);
+        `server CPU ${fixed(result.cpu.apiUp * 1000, 0)} / ${fixed(result.cpu.apiDown * 1000, 0)} ms, RSS +${fixed(result.growthUpMb, 1)} / +${fixed(result.growthDownMb, 1)} MB`);
       runs.push(result);
     }
     const mb = settings.fileMb * (MiB / 1e6);
@@ -272,6 +302,7 @@ async function main(): Promise<void> {
         `${fixed(mb / median(api), 0)} MB/s`,
         fixed(ratio, 2),
         `${ratio >= TARGET.ratio ? 'ok' : 'MISS'} (≥ ${TARGET.ratio})`,
+        fixed(median(baseline.map((seconds, run) => seconds / api[run]!)), 2),
         fixed(Math.min(...baseline) / Math.min(...api), 2),
         `${fixed(median(baselineCpu) * 1000, 0)} / ${fixed(median(apiCpu) * 1000, 0)}`,
         fixed(worstGrowth, 1),
@@ -282,7 +313,7 @@ async function main(): Promise<void> {
     const down = row('download', runs.map((r) => r.baselineDown), runs.map((r) => r.apiDown), runs.map((r) => r.growthDownMb), runs.map((r) => r.cpu.baselineDown), runs.map((r) => r.cpu.apiDown));
     process.stdout.write(`\nFiles: ${settings.fileMb} MiB through the API vs a plain socket copy on loopback (medians of ${settings.runs} runs; ` +
       `best: fastest vs fastest; memory: the worst run). Load average at the end: ${fixed(loadAverage(), 2)} on ${os.availableParallelism()} cores.\n\n`);
-    process.stdout.write(`${formatTable(['transfer', 'socket copy', 'Plainbase', 'ratio', 'target', 'best ratio', 'CPU ms peer / Plainbase', 'server RSS growth MB', 'target'], [up, down])}\n\n`);
+    process.stdout.write(`${formatTable(['transfer', 'socket copy', 'Plainbase', 'ratio', 'target', 'paired', 'best ratio', 'CPU ms peer / Plainbase', 'server RSS growth MB', 'target'], [up, down])}\n\n`);
   } finally {
     await server.stop();
   }
