@@ -17,6 +17,18 @@ export interface Dialect {
   /** A JSON column's value as read from the driver (text on SQLite, parsed jsonb on PostgreSQL). */
   readJson(value: unknown): unknown;
   /**
+   * A JSON column's value as read from the driver, as JSON text: what JSON.stringify(readJson(value))
+   * gives. On SQLite that is the stored text as it is (every write stores writeJson's output), so
+   * nothing is parsed; PostgreSQL gives jsonb parsed, written out again here.
+   */
+  jsonText(value: unknown): string;
+  /**
+   * A subquery of the strings in `parameter`, a bound parameter (its marker) that holds a JSON
+   * array of strings: for `x in (…)` with a list of any length as one value, so the statement
+   * text stays the same whatever the length.
+   */
+  jsonArrayTexts(parameter: string): string;
+  /**
    * Tells other processes that events were written, or null where nobody else can listen.
    * PostgreSQL delivers a NOTIFY only when the transaction commits, so listeners never wake early.
    */
@@ -116,6 +128,8 @@ const sqliteDialect: Dialect = {
   },
   ping: sql`select 1`,
   readJson: (value) => JSON.parse(value as string),
+  jsonText: (value) => value as string,
+  jsonArrayTexts: (parameter) => `select value from json_each(${parameter})`,
   notifyEvents: null,
   supportsSkipLocked: false,
   parameter: () => '?',
@@ -163,6 +177,8 @@ const postgresDialect: Dialect = {
   },
   ping: sql`select 1`,
   readJson: (value) => value,
+  jsonText: (value) => JSON.stringify(value),
+  jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
   notifyEvents: sql`select pg_notify('plainbase_events', '')`,
   supportsSkipLocked: true,
   parameter: (position) => `$${position}`,

@@ -2,13 +2,20 @@ import { Type, type TSchema } from 'typebox';
 
 /** Schemas shared by several routes. Each also names a component of the OpenAPI document. */
 
+/**
+ * Any JSON object, whatever its keys. Type.Record(Type.String(), …) says the same with the key
+ * pattern ^.*$, and the response serializer drops every key that pattern does not match: a key
+ * with a line break in it would vanish from the answer.
+ */
+export const AnyObject = (options: { description?: string } = {}) => Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });
+
 export const ErrorBody = Type.Object(
   {
     error: Type.Object({
       code: Type.String({ description: 'A stable code from the closed list in the docs, like MISSING_SCOPE.' }),
       message: Type.String({ description: 'A sentence for people; may change.' }),
       requestId: Type.String(),
-      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      details: Type.Optional(AnyObject()),
     }),
   },
   { $id: 'Error', title: 'Error' },

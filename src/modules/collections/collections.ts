@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { CollectionsTable, Executor } from '../../db/schema.js';
+import { directQuery } from '../../db/direct-query.js';
 import { AppError, conflict, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
@@ -48,6 +49,16 @@ const eventData = (view: CollectionView) => ({
   collection: { id: view.id, name: view.name, public: view.public, settings: view.settings },
 });
 
+/**
+ * A collection by id, and by name: every record read starts with one of these, so they take the
+ * direct path (db/direct-query.ts) instead of building and compiling a Kysely query each time.
+ */
+const COLLECTION_COLUMNS = 'id, workspace_id, name, public, settings, active_schema_version, created_at, updated_at, trashed_at';
+const collectionById = directQuery<CollectionsTable>('plainbase_collection_by_id', (parameter) =>
+  `select ${COLLECTION_COLUMNS} from collections where workspace_id = ${parameter(1)} and id = ${parameter(2)}`);
+const collectionByName = directQuery<CollectionsTable>('plainbase_collection_by_name', (parameter) =>
+  `select ${COLLECTION_COLUMNS} from collections where workspace_id = ${parameter(1)} and name = ${parameter(2)}`);
+
 /** Finds a collection of the workspace by id or name; trashed ones only when asked for. */
 export async function findCollection(
   executor: Executor,
@@ -55,18 +66,15 @@ export async function findCollection(
   idOrName: string,
   options: { includeTrashed?: boolean } = {},
 ): Promise<CollectionsTable> {
-  const row = await executor
-    .selectFrom('collections')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where(hasPrefix(idOrName, 'col') ? 'id' : 'name', '=', idOrName)
-    .executeTakeFirst();
+  const [row] = await (hasPrefix(idOrName, 'col') ? collectionById : collectionByName).run(executor, [workspaceId, idOrName]);
   if (!row) throw notFound('collection');
-  if (row.trashed_at !== null && !options.includeTrashed) {
-    throw new AppError('NOT_FOUND', `The collection ${row.name} is in the trash; restore it to reach its records.`, { trashed: true });
-  }
+  if (row.trashed_at !== null && !options.includeTrashed) throw collectionInTrash(row.name);
   return row;
 }
+
+/** The refusal of a collection in the trash, for findCollection and reads that look it up themselves. */
+export const collectionInTrash = (name: string): AppError =>
+  new AppError('NOT_FOUND', `The collection ${name} is in the trash; restore it to reach its records.`, { trashed: true });
 
 export async function listCollections(
   executor: Executor,

@@ -1,7 +1,43 @@
+import { dialectFor, engineOf, type Engine } from '../../db/dialect.js';
+import { directQuery } from '../../db/direct-query.js';
 import type { Executor } from '../../db/schema.js';
 
-/** Ids in one IN list; SQLite binds at most 32766 parameters per statement. */
+/** Ids in one statement: the list is bound as one JSON value, and a page has at most 1000 records. */
 const BATCH = 1000;
+
+interface AttachedRow {
+  record_id: string;
+  file_id: string;
+}
+
+/**
+ * The files of the records whose ids are in parameter 2, a JSON array: one statement text
+ * whatever the page's length (so one prepared statement), through the direct path. The text
+ * differs by engine beyond its markers, hence one definition per engine.
+ */
+const filesOfRecords = Object.fromEntries(
+  (['sqlite', 'postgres'] as const).map((engine) => [
+    engine,
+    directQuery<AttachedRow>(`plainbase_files_of_records_${engine}`, (parameter) => `
+      select record_id, file_id from record_files
+      where workspace_id = ${parameter(1)} and record_id in (${dialectFor(engine).jsonArrayTexts(parameter(2))})
+      order by attached_at, file_id`),
+  ]),
+) as Record<Engine, ReturnType<typeof directQuery<AttachedRow>>>;
+
+/** The files of one record (a get, an update): a plain equality, cheaper than a list of one. */
+const filesOfRecord = directQuery<AttachedRow>('plainbase_files_of_record', (parameter) => `
+  select record_id, file_id from record_files where workspace_id = ${parameter(1)} and record_id = ${parameter(2)}
+  order by attached_at, file_id`);
+
+/**
+ * Whether the collection holds any file (trashed ones included). A file is attached only to
+ * records of its own collection, and its attachments go with its row, so a collection without
+ * files has no attachments: a page of its records needs no files statement. One probe of the
+ * index files_collection, cheaper than looking up a page's ids.
+ */
+const anyFileOf = directQuery<{ found: number }>('plainbase_any_file_of_collection', (parameter) => `
+  select 1 as found from files where workspace_id = ${parameter(1)} and collection_id = ${parameter(2)} limit 1`);
 
 /**
  * The ids of the files attached to each of the records, oldest attachment first. One query per
@@ -9,27 +45,35 @@ const BATCH = 1000;
  */
 export async function attachedFileIds(executor: Executor, workspaceId: string, recordIds: readonly string[]): Promise<Map<string, string[]>> {
   const byRecord = new Map<string, string[]>();
-  for (let start = 0; start < recordIds.length; start += BATCH) {
-    const rows = await executor
-      .selectFrom('record_files')
-      .select(['record_id', 'file_id'])
-      .where('workspace_id', '=', workspaceId)
-      .where('record_id', 'in', recordIds.slice(start, start + BATCH))
-      .orderBy('attached_at')
-      .orderBy('file_id')
-      .execute();
+  const add = (rows: AttachedRow[]) => {
     for (const row of rows) {
       const files = byRecord.get(row.record_id);
       if (files) files.push(row.file_id);
       else byRecord.set(row.record_id, [row.file_id]);
     }
+  };
+  if (recordIds.length === 1) {
+    add(await filesOfRecord.run(executor, [workspaceId, recordIds[0]]));
+    return byRecord;
+  }
+  const query = filesOfRecords[engineOf(executor)];
+  for (let start = 0; start < recordIds.length; start += BATCH) {
+    add(await query.run(executor, [workspaceId, JSON.stringify(recordIds.slice(start, start + BATCH))]));
   }
   return byRecord;
 }
 
-/** Fills in `files` of each record view (the representation's list of attached file ids). */
-export async function withAttachedFiles<T extends { id: string; files: string[] }>(executor: Executor, workspaceId: string, views: T[]): Promise<T[]> {
+/**
+ * Fills in `files` of each record view (the representation's list of attached file ids).
+ * `collectionId`, when all the records are of that collection, lets a page of a collection that
+ * holds no files skip the lookup.
+ */
+export async function withAttachedFiles<T extends { id: string; files: string[] }>(executor: Executor, workspaceId: string, views: T[], collectionId?: string): Promise<T[]> {
   if (views.length === 0) return views;
+  if (collectionId !== undefined && views.length > 1 && (await anyFileOf.run(executor, [workspaceId, collectionId])).length === 0) {
+    for (const view of views) view.files = [];
+    return views;
+  }
   const byRecord = await attachedFileIds(executor, workspaceId, views.map((view) => view.id));
   for (const view of views) view.files = byRecord.get(view.id) ?? [];
   return views;

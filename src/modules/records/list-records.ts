@@ -1,12 +1,13 @@
+import type { RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { invalidRequest } from '../../errors.js';
 import { findCollection } from '../collections/collections.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
-import { countRecords, decodeCursor, encodeCursor, listRecordRows } from './query/list.js';
-import { parseSort } from './query/sort-parser.js';
-import { toRecordView, type RecordData, type RecordView } from './records.js';
+import { countRecords, decodeCursor, encodeCursor, listRecordRows, reusableListQuery, runReusableListQuery, type CursorColumn, type ReusableListQuery } from './query/list.js';
+import { parseSort, type SortKey } from './query/sort-parser.js';
+import { toRecordRead, type RecordData, type RecordRead } from './records.js';
 
 export interface ListQuery {
   filter?: string;
@@ -21,7 +22,7 @@ export interface ListQuery {
 }
 
 export interface RecordPage {
-  data: RecordView[];
+  data: RecordRead[];
   nextCursor: string | null;
   total?: number;
 }
@@ -31,25 +32,69 @@ export interface RecordPage {
  * read is measurably less work per row for SQLite and the driver, and a page has up to 1000.
  */
 const LISTED_COLUMNS = ['id', 'data', 'schema_version', 'created_at', 'updated_at', 'trashed_at'] as const;
+/** The live records' list: trashed_at is null in every row it can return, so it is not read. */
+const LIVE_LISTED_COLUMNS = ['id', 'data', 'schema_version', 'created_at', 'updated_at'] as const;
+type ListedRow = Pick<RecordsTable, (typeof LIVE_LISTED_COLUMNS)[number] | CursorColumn> & { trashed_at?: string | null };
+
+/**
+ * First-page list queries by engine, filter, sort and trash, compiled (ReusableListQuery): a
+ * program polling the same list sends the same filter each time, and parsing it, building the
+ * query tree and compiling it cost about as much as running it. Least recently used goes first;
+ * only filters that parsed and compiled are kept, so bad input never fills it.
+ */
+const REUSABLE_LISTS = 200;
+const reusableLists = new Map<string, ReusableListQuery>();
+
+function reusableListFor(key: string, make: () => ReusableListQuery | null): ReusableListQuery | null {
+  const found = reusableLists.get(key);
+  if (found) {
+    reusableLists.delete(key);
+    reusableLists.set(key, found);
+    return found;
+  }
+  const made = make();
+  if (made) {
+    reusableLists.set(key, made);
+    if (reusableLists.size > REUSABLE_LISTS) reusableLists.delete(reusableLists.keys().next().value!);
+  }
+  return made;
+}
 
 /** A page of a collection's records: filtered, sorted, paged by keyset cursor. */
 export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery): Promise<RecordPage> {
   const collection = await findCollection(deps.db, workspaceId, idOrName);
-  const filter = query.filter ? parseFilter(query.filter) : undefined;
-  const sort = parseSort(query.sort);
+  const trashed = query.trashed ?? false;
+  const fields = trashed ? LISTED_COLUMNS : LIVE_LISTED_COLUMNS;
   const pick = query.fields ? parseFields(query.fields) : null;
-  const scope = { executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, filter, trashed: query.trashed ?? false };
-  const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
-  const rows = await listRecordRows({ ...scope, sort, limit: query.limit, after, fields: LISTED_COLUMNS });
-  const pageRows = rows.slice(0, query.limit);
-  const data = pageRows.map((row) => {
-    const view = toRecordView(deps.dialect, { ...row, collection_id: collection.id });
-    return pick ? { ...view, data: pick(view.data) } : view;
+  const parsedScope = () => ({
+    executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed,
+    filter: query.filter ? parseFilter(query.filter) : undefined,
   });
-  await withAttachedFiles(deps.db, workspaceId, data);
+  let sort: readonly SortKey[];
+  let rows: ListedRow[];
+  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
+  const reusable = key === null ? null : reusableListFor(key, () => {
+    const scope = parsedScope();
+    return reusableListQuery({ ...scope, sort: parseSort(query.sort), limit: query.limit, fields });
+  });
+  if (reusable) {
+    sort = reusable.sort;
+    rows = await runReusableListQuery<ListedRow>(deps.db, reusable, workspaceId, collection.id, query.limit);
+  } else {
+    sort = parseSort(query.sort);
+    const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
+    rows = await listRecordRows({ ...parsedScope(), sort, limit: query.limit, after, fields });
+  }
+  const pageRows = rows.length > query.limit ? rows.slice(0, query.limit) : rows;
+  const data = pageRows.map((row) => {
+    const read = toRecordRead(deps.dialect, row, collection.id);
+    if (pick) read.dataJson = JSON.stringify(pick(deps.dialect.readJson(row.data) as RecordData));
+    return read;
+  });
+  await withAttachedFiles(deps.db, workspaceId, data, collection.id);
   const last = pageRows[pageRows.length - 1];
   const page: RecordPage = { data, nextCursor: rows.length > query.limit && last ? encodeCursor(last, sort) : null };
-  if (query.count) page.total = await countRecords(scope);
+  if (query.count) page.total = await countRecords(parsedScope());
   return page;
 }
 

@@ -5,7 +5,7 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
 import { decodeCursor, page } from '../../cursor.js';
-import { listOf, Paging, Timestamp } from '../../schemas.js';
+import { AnyObject, listOf, Paging, Timestamp } from '../../schemas.js';
 
 const AuditEntry = Type.Object({
   id: Type.String(),
@@ -20,7 +20,7 @@ const AuditEntry = Type.Object({
   ip: Type.Union([Type.String(), Type.Null()]),
   userAgent: Type.Union([Type.String(), Type.Null()]),
   requestId: Type.Union([Type.String(), Type.Null()]),
-  details: Type.Record(Type.String(), Type.Unknown()),
+  details: AnyObject(),
 });
 
 /**

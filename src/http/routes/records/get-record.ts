@@ -3,6 +3,7 @@ import { getRecord } from '../../../modules/records/records.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { readScope } from '../../public-read.js';
+import { recordJson, sendJson } from './record-json.js';
 import { RecordBody, RecordParams } from './record-schemas.js';
 
 export const registerGetRecord: RegisterRoute = (app, deps) =>
@@ -18,6 +19,7 @@ export const registerGetRecord: RegisterRoute = (app, deps) =>
     handler: async (request, reply) => {
       const scope = await readScope(deps, request, request.params.col);
       const { record, etag } = await getRecord(deps, scope.workspaceId, scope.collection, request.params.rec, { includeTrashed: request.query.trashed });
-      return reply.header('etag', etag).send(record);
+      // Serialised here (record-json.ts): the schema above documents the answer.
+      return sendJson(reply.header('etag', etag), recordJson(record));
     },
   });

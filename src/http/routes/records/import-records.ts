@@ -6,6 +6,7 @@ import { importRecords, importTooLarge, MAX_REPORTED_REJECTIONS, type ImportForm
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
+import { AnyObject } from '../../schemas.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
 
 /** The accepted body types; the three NDJSON names are in use for the same format. */
@@ -47,7 +48,7 @@ const ImportReportBody = Type.Object({
       error: Type.Object({
         code: Type.String(),
         message: Type.String(),
-        details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        details: Type.Optional(AnyObject()),
       }),
     }),
     { description: `Refused rows (mode=partial), at most the first ${MAX_REPORTED_REJECTIONS}.` },

@@ -5,6 +5,7 @@ import type { RegisterRoute } from '../../app-type.js';
 import { readScope } from '../../public-read.js';
 import { listOf, Paging } from '../../schemas.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
+import { recordPageJson, sendJson } from './record-json.js';
 import { RecordBody } from './record-schemas.js';
 
 export const registerListRecords: RegisterRoute = (app, deps) =>
@@ -27,9 +28,10 @@ export const registerListRecords: RegisterRoute = (app, deps) =>
       ),
       response: { 200: Type.Object({ ...listOf(RecordBody).properties, total: Type.Optional(Type.Integer()) }) },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const scope = await readScope(deps, request, request.params.col);
       const { limit = 50, ...query } = request.query;
-      return listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit });
+      // Serialised here (record-json.ts): the schema above documents the answer.
+      return sendJson(reply, recordPageJson(await listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit })));
     },
   });

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { Timestamp } from '../../schemas.js';
+import { AnyObject, Timestamp } from '../../schemas.js';
 import { CollectionRef } from '../collections/collection-schemas.js';
 
-export const RecordData = Type.Record(Type.String(), Type.Unknown(), { description: "The record's fields, a JSON object." });
+export const RecordData = AnyObject({ description: "The record's fields, a JSON object." });
 export const RecordParams = Type.Object({ col: CollectionRef, rec: Type.String({ pattern: '^rec_[0-9a-z]{26}$' }) });
 
 export const RecordBody = Type.Object({

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp } from '../../schemas.js';
+import { AnyObject, Timestamp } from '../../schemas.js';
 import { CollectionRef } from '../collections/collection-schemas.js';
 
 export const SchemaVersion = Type.Object({
@@ -7,7 +7,7 @@ export const SchemaVersion = Type.Object({
   collectionId: Type.String(),
   version: Type.Integer(),
   state: Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('off')]),
-  schema: Type.Record(Type.String(), Type.Unknown()),
+  schema: AnyObject(),
   createdAt: Timestamp,
 });
 

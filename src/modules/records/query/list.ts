@@ -1,3 +1,4 @@
+import { CompiledQuery } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { Executor, RecordsTable } from '../../../db/schema.js';
 import { AppError } from '../../../errors.js';
@@ -81,6 +82,46 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
   return query.limit(limit + 1);
 }
 
+/**
+ * A list query compiled once, for first pages: the statement of buildListRecordsQuery without a
+ * cursor, with the places of the workspace, the collection and the row limit, which change from
+ * call to call while the filter's own values do not (list-records.ts keeps them by filter text).
+ */
+export interface ReusableListQuery {
+  sql: string;
+  parameters: readonly unknown[];
+  /** Positions in `parameters` of the workspace id, the collection id and limit + 1. */
+  slots: { workspace: number; collection: number; limit: number };
+  sort: readonly SortKey[];
+}
+
+/**
+ * Compiles the first-page query for reuse: built as listRecordRows would build it, then the
+ * positions of the values that change are found. Kysely binds them in the order the query says
+ * them: the workspace and the collection first (scopedQuery), the filter's values, the limit
+ * last; anything else (checked) is not reused, and null is returned.
+ */
+export function reusableListQuery(options: Omit<ListRecordsOptions, 'after'>): ReusableListQuery | null {
+  const compiled = buildListRecordsQuery(options).compile();
+  const { parameters } = compiled;
+  const last = parameters.length - 1;
+  const fits = last >= 2 && parameters[0] === options.workspaceId && parameters[1] === options.collectionId && parameters[last] === options.limit + 1;
+  if (!fits) return null;
+  return { sql: compiled.sql, parameters, slots: { workspace: 0, collection: 1, limit: last }, sort: options.sort };
+}
+
+/** Runs a reusable first-page query for this workspace, collection and limit (checked as buildListRecordsQuery checks it). */
+export async function runReusableListQuery<Row>(executor: Executor, query: ReusableListQuery, workspaceId: string, collectionId: string, limit: number): Promise<Row[]> {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
+  }
+  const parameters = [...query.parameters];
+  parameters[query.slots.workspace] = workspaceId;
+  parameters[query.slots.collection] = collectionId;
+  parameters[query.slots.limit] = limit + 1;
+  return (await executor.executeQuery<Row>(CompiledQuery.raw(query.sql, parameters))).rows;
+}
+
 /** Up to limit + 1 rows in sort order: a row beyond `limit` means there is a next page. */
 export async function listRecordRows<F extends keyof RecordsTable = keyof RecordsTable>(
   options: ListRecordsOptions<F>,
@@ -99,8 +140,10 @@ export async function countRecords(options: RecordQueryScope): Promise<number> {
 // callers; readable to us, and checked as the untrusted input it is.
 
 export function encodeCursor(row: CursorRow, sort: readonly SortKey[]): string {
-  // Record data is always a JSON object, so text here can only be SQLite's stored form.
-  const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
+  // Record data is always a JSON object, so text here can only be SQLite's stored form; it is
+  // parsed only when the sort has a data field (the cursor holds the last row's sort values).
+  const needsData = sort.some((key) => key.field.kind === 'data');
+  const data = needsData && typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
   const cursor = { s: formatSort(sort), v: orderValues(sort, row, data) };
   return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
 }
