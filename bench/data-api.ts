@@ -30,6 +30,7 @@ import { loadAverage, MemorySampler, readCpuSeconds, waitUntilIdle, type MemoryR
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
 import { createBody, LIST_STATUS, ndjsonChunks } from './support/records.js';
 import { fixed, formatTable, thousands } from './support/table.js';
+import { wholeNumber } from './support/settings.js';
 
 // ---------------------------------------------------------------------------------------------
 // Settings and targets
@@ -37,14 +38,6 @@ import { fixed, formatTable, thousands } from './support/table.js';
 type Engine = 'sqlite' | 'postgres';
 type Scenario = 'create' | 'get' | 'list';
 const SCENARIOS: Scenario[] = ['create', 'get', 'list'];
-
-function wholeNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);
-  return value;
-}
 
 function readSettings() {
   const connections = (process.env.BENCH_CONNECTIONS ?? '10,50').split(',').map((part) => Number(part.trim()));

@@ -39,18 +39,11 @@ import { loadAverage, readCpuSeconds, readMemory } from './support/memory.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
 import { fixed, formatTable } from './support/table.js';
 import { transferBlock, transferChunks } from './support/transfer-bytes.js';
+import { wholeNumber } from './support/settings.js';
 
 const MiB = 1024 * 1024;
 const TARGET = { ratio: 0.5, memoryGrowthMb: 50 };
 const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
-
-function wholeNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);
-  return value;
-}
 
 const settings = { fileMb: wholeNumber('BENCH_FILE_MB', 200, 1), runs: wholeNumber('BENCH_RUNS', 5, 1) };
 const log = (line: string) => process.stdout.write(`· ${line}\n`);

@@ -21,18 +21,11 @@ import { loadAverage, MemorySampler, readCpuSeconds, waitUntilIdle } from './sup
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, onCleanup, startServer } from './support/processes.js';
 import { ndjsonChunks } from './support/records.js';
 import { fixed, thousands } from './support/table.js';
+import { wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 const TARGET_PER_SECOND = 50_000;
 const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
-
-function wholeNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);
-  return value;
-}
 
 const settings = {
   records: wholeNumber('BENCH_RECORDS', 1_000_000, 100),

@@ -24,18 +24,11 @@ import pg from 'pg';
 import { callJson, expectStatus } from './support/http.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, onCleanup, startServer } from './support/processes.js';
 import { fixed, formatTable, thousands } from './support/table.js';
+import { wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 const OWNER = { email: 'bench@example.com', password: 'bench password 123' };
 const TARGET = { ratio: 0.85, p99Ms: 5 };
-
-function wholeNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);
-  return value;
-}
 
 function readSettings() {
   const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);

@@ -49,6 +49,7 @@ import { loadAverage, MemorySampler, readCpuSeconds, type MemoryReport } from '.
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
 import type { FromReceiver, ReceiverStats, ToReceiver } from './support/receiver-process.js';
 import { fixed, formatTable, thousands } from './support/table.js';
+import { wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
@@ -56,14 +57,6 @@ const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
 const WORKER_CONCURRENCY = 64;
 const PER_WEBHOOK = 16;
 const TARGET = { deliveriesPerSecond: 2000, ratio: 0.5, p50Ms: 50, p99Ms: 250, memoryMb: 400 };
-
-function wholeNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);
-  return value;
-}
 
 function readSettings() {
   const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);
