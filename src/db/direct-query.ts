@@ -1,7 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Kysely, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import type pg from 'pg';
-import { dialectFor, type Engine } from './dialect.js';
+import { dialectFor, engineOf, type Dialect, type Engine } from './dialect.js';
 import type { Executor } from './schema.js';
 
 /**
@@ -29,31 +29,43 @@ const runners = new WeakMap<Kysely<any>, { engine: Engine; run: Runner }>();
 /** Marks the n-th parameter while a definition's text is cut into pieces; NUL never occurs in SQL. */
 const MARKER = /\u0000(\d+)\u0000/;
 
+/** A definition's SQL for one engine: its text with that engine's markers, and Kysely's template of it. */
+interface EngineSql {
+  text: string;
+  template: TemplateStringsArray;
+  /** The parameter (from 1) behind each marker, in order of appearance; one may appear more than once. */
+  positions: number[];
+}
+
 /**
  * Defines a query by name (unique: PostgreSQL prepares it under that name) and its SQL, written
- * with `parameter(n)` for the n-th bound value (from 1), so that each engine gets its markers.
+ * with `parameter(n)` for the n-th bound value (from 1), so that each engine gets its markers, and
+ * with `dialect` for what else differs between the engines (db/dialect.ts).
  */
-export function directQuery<Row>(name: string, text: (parameter: (position: number) => string) => string): DirectQuery<Row> {
-  const pieces = text((position) => `\u0000${position}\u0000`).split(MARKER);
-  const fragments = pieces.filter((_, index) => index % 2 === 0);
-  const template = Object.assign([...fragments], { raw: fragments }) as TemplateStringsArray;
-  // The parameter behind each marker in order of appearance; one may appear more than once.
-  const positions = pieces.filter((_, index) => index % 2 === 1).map(Number);
-  const texts = {} as Record<Engine, string>;
+export function directQuery<Row>(name: string, text: (parameter: (position: number) => string, dialect: Dialect) => string): DirectQuery<Row> {
+  const forEngine = {} as Record<Engine, EngineSql>;
   for (const engine of ['sqlite', 'postgres'] as const) {
     const dialect = dialectFor(engine);
-    texts[engine] = fragments.reduce((sqlText, fragment, index) => `${sqlText}${dialect.parameter(positions[index - 1]!)}${fragment}`);
+    const pieces = text((position) => `\u0000${position}\u0000`, dialect).split(MARKER);
+    const fragments = pieces.filter((_, index) => index % 2 === 0);
+    const positions = pieces.filter((_, index) => index % 2 === 1).map(Number);
+    forEngine[engine] = {
+      text: fragments.reduce((sqlText, fragment, index) => `${sqlText}${dialect.parameter(positions[index - 1]!)}${fragment}`),
+      template: Object.assign([...fragments], { raw: fragments }) as TemplateStringsArray,
+      positions,
+    };
   }
-  const inOrder = (parameters: readonly unknown[]) => positions.map((position) => parameters[position - 1]);
   return {
     run(db, parameters) {
       const direct = runners.get(db as Kysely<any>);
+      const { text: sqlText, template, positions } = forEngine[direct?.engine ?? engineOf(db)];
+      const inOrder = () => positions.map((position) => parameters[position - 1]);
       if (direct) {
-        const rows = direct.run(name, texts[direct.engine], direct.engine === 'sqlite' ? inOrder(parameters) : parameters);
+        const rows = direct.run(name, sqlText, direct.engine === 'sqlite' ? inOrder() : parameters);
         if (rows) return rows as Row[];
       }
       // Kysely's own path, built as its sql`` tag would be: plugins see it, markers are its own.
-      return sql<Row>(template, ...inOrder(parameters)).execute(db).then((result) => result.rows);
+      return sql<Row>(template, ...inOrder()).execute(db).then((result) => result.rows);
     },
   };
 }

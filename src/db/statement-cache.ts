@@ -1,5 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import { LruMap } from '../lru-map.js';
 
 /** Distinct SQL texts kept prepared; query shapes are few, filters on many paths may add more. */
 export const STATEMENT_CACHE_SIZE = 500;
@@ -13,22 +14,16 @@ export const STATEMENT_CACHE_SIZE = 500;
  * statement when the schema changes (a new index), so reuse never runs a stale plan.
  */
 export function withStatementCache(database: SqliteDatabase.Database, capacity = STATEMENT_CACHE_SIZE): KyselySqliteDatabase {
-  const statements = new Map<string, SqliteDatabase.Statement>();
+  const statements = new LruMap<string, SqliteDatabase.Statement>(capacity);
   return {
     close: () => database.close(),
     prepare: (sql: string) => {
       const cached = statements.get(sql);
-      if (cached) {
-        // Map keeps insertion order: moving the hit to the end makes the first entry the least recently used.
-        statements.delete(sql);
-        statements.set(sql, cached);
-        return cached;
-      }
+      if (cached) return cached;
       // (A statement can never be wanted while it is still being iterated: better-sqlite3 allows
       // nothing else on a connection during an iteration, and Kysely holds the connection for it.)
       const statement = database.prepare(sql);
       statements.set(sql, statement);
-      if (statements.size > capacity) statements.delete(statements.keys().next().value!);
       return statement;
     },
   };

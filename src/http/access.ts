@@ -1,5 +1,8 @@
 import type { Ability } from '../abilities.js';
 
+/** The further ability a request needs, from its query string as received (not yet validated). */
+export type AlsoNeeds = (query: unknown) => Ability | null;
+
 /**
  * What a route needs from its caller; every route declares one (`config.access`), and the app
  * refuses to start with a route that does not.
@@ -15,16 +18,12 @@ export type Access =
   | { kind: 'open' }
   | { kind: 'person' }
   | { kind: 'member' }
-  | { kind: 'workspace'; ability: Ability; publicRead?: boolean; alsoNeeds?: (query: unknown) => Ability | null };
+  | { kind: 'workspace'; ability: Ability; publicRead?: boolean; alsoNeeds?: AlsoNeeds };
 
 export const OPEN: Access = { kind: 'open' };
 export const PERSON: Access = { kind: 'person' };
 export const MEMBER: Access = { kind: 'member' };
-export const needs = (ability: Ability, options: { publicRead?: boolean; alsoNeeds?: (query: unknown) => Ability | null } = {}): Access => ({
-  kind: 'workspace',
-  ability,
-  ...options,
-});
+export const needs = (ability: Ability, options: { publicRead?: boolean; alsoNeeds?: AlsoNeeds } = {}): Access => ({ kind: 'workspace', ability, ...options });
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -17,9 +17,9 @@ interface Window {
  * Counts refused authentications (401: a bad, revoked or expired key, an ended session; not a
  * request that presented no credential at all) per address, in this process's memory. An address
  * past `limit` failures within a minute is refused with 429 on every authenticated route until
- * its minute is over, before any credential is looked at: so guessing keys or sessions costs no database work and gets no
- * answer about the guess. The rate limiter proper (rate-limit.ts) cannot do this: it runs after
- * authentication, which a bad credential never passes.
+ * its minute is over, before any credential is looked at: so guessing keys or sessions costs no
+ * database work and gets no answer about the guess. The rate limiter proper (rate-limit.ts)
+ * cannot do this: it runs after authentication, which a bad credential never passes.
  */
 export class AuthFailureLimiter {
   private readonly windows = new Map<string, Window>();

@@ -7,7 +7,7 @@ import { notifyEventsWritten } from './outbox-signal.js';
 
 export { EVENT_TYPES, type EventType } from './event-types.js';
 
-/** The body of a delivery, exactly as SPEC.md §2.4 gives it. */
+/** The body of a delivery, exactly as SPEC.md §2.4 gives it (written by messageText, in this order). */
 export interface EventMessage {
   id: string;
   type: EventType | 'webhook.ping';
@@ -32,6 +32,17 @@ const ROWS_PER_INSERT = 500;
 const MAX_ROWS_PER_INSERT = 5000;
 
 /**
+ * An EventMessage as text, exactly as JSON.stringify writes one, put together around its data
+ * already serialised (`dataJson`): so a bulk write can reuse the text it stored for a record.
+ * `middle` is what lies between the id and the data (messageMiddle), the same for every event
+ * of one type, time and collection.
+ */
+const messageMiddle = (type: EventType, createdAt: string, workspaceId: string, collectionId: string): string =>
+  `,"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(createdAt)},"workspaceId":${JSON.stringify(workspaceId)},"collectionId":${JSON.stringify(collectionId)},"data":`;
+// An id is a prefix, an underscore and a ULID: nothing in it needs escaping in JSON.
+const messageText = (id: string, middle: string, dataJson: string): string => `{"id":"${id}"${middle}${dataJson}}`;
+
+/**
  * Writes events into the outbox. Call with the transaction that makes the change: the change
  * and its events commit together or not at all, so no event is lost and none describes a change
  * that did not happen. Many events go in one statement.
@@ -40,20 +51,13 @@ export async function emitEvents(executor: Executor, at: Date, events: NewEvent[
   if (events.length === 0) return;
   const createdAt = at.toISOString();
   const rows = events.map((event) => {
-    const message: EventMessage = {
-      id: newId('evt', at.getTime()),
-      type: event.type,
-      createdAt,
-      workspaceId: event.workspaceId,
-      collectionId: event.collectionId,
-      data: event.data,
-    };
+    const id = newId('evt', at.getTime());
     return {
-      id: message.id,
+      id,
       workspace_id: event.workspaceId,
       collection_id: event.collectionId,
       type: event.type,
-      message: JSON.stringify(message),
+      message: messageText(id, messageMiddle(event.type, createdAt, event.workspaceId, event.collectionId), JSON.stringify(event.data)),
       created_at: createdAt,
     };
   });
@@ -77,9 +81,9 @@ export async function announceEvents(executor: Executor): Promise<void> {
 /**
  * Events of one type in one collection whose data is JSON text already, for writes in bulk (an
  * import's record.created events, whose data holds the record's data as it was just serialised
- * for the record itself). The message is put together around that text, in the very form
- * JSON.stringify gives an EventMessage, instead of serialising the same data a second time.
- * Collect with add, write with flush (in the transaction of the change), then announceEvents.
+ * for the record itself): the message is put together around that text (messageText) instead of
+ * serialising the same data a second time. Collect with add, write with flush (in the
+ * transaction of the change), then announceEvents.
  */
 export class EventBatch {
   private values: unknown[] = [];
@@ -91,19 +95,13 @@ export class EventBatch {
   constructor(at: Date, private readonly workspaceId: string, private readonly collectionId: string, private readonly type: EventType) {
     this.time = at.getTime();
     this.createdAt = at.toISOString();
-    const s = JSON.stringify;
-    this.middle = `,"type":${s(type)},"createdAt":${s(this.createdAt)},"workspaceId":${s(workspaceId)},"collectionId":${s(collectionId)},"data":`;
+    this.middle = messageMiddle(type, this.createdAt, workspaceId, collectionId);
   }
 
   /** `dataJson`: the event's data (an object) as JSON text, e.g. JSON.stringify({record: …}). */
   add(dataJson: string): void {
     const id = newId('evt', this.time);
-    // An id is a prefix, an underscore and a ULID: nothing in it needs escaping in JSON.
-    this.values.push(id, this.workspaceId, this.collectionId, this.type, `{"id":"${id}"${this.middle}${dataJson}}`, this.createdAt);
-  }
-
-  get size(): number {
-    return this.values.length / EVENT_COLUMNS.length;
+    this.values.push(id, this.workspaceId, this.collectionId, this.type, messageText(id, this.middle, dataJson), this.createdAt);
   }
 
   /** Writes the events added so far, and forgets them. */

@@ -1,4 +1,3 @@
-import { dialectFor, engineOf, type Engine } from '../../db/dialect.js';
 import { directQuery } from '../../db/direct-query.js';
 import type { Executor } from '../../db/schema.js';
 
@@ -12,18 +11,12 @@ interface AttachedRow {
 
 /**
  * The files of the records whose ids are in parameter 2, a JSON array: one statement text
- * whatever the page's length (so one prepared statement), through the direct path. The text
- * differs by engine beyond its markers, hence one definition per engine.
+ * whatever the page's length (so one prepared statement), through the direct path.
  */
-const filesOfRecords = Object.fromEntries(
-  (['sqlite', 'postgres'] as const).map((engine) => [
-    engine,
-    directQuery<AttachedRow>(`plainbase_files_of_records_${engine}`, (parameter) => `
-      select record_id, file_id from record_files
-      where workspace_id = ${parameter(1)} and record_id in (${dialectFor(engine).jsonArrayTexts(parameter(2))})
-      order by attached_at, file_id`),
-  ]),
-) as Record<Engine, ReturnType<typeof directQuery<AttachedRow>>>;
+const filesOfRecords = directQuery<AttachedRow>('plainbase_files_of_records', (parameter, dialect) => `
+  select record_id, file_id from record_files
+  where workspace_id = ${parameter(1)} and record_id in (${dialect.jsonArrayTexts(parameter(2))})
+  order by attached_at, file_id`);
 
 /** The files of one record (a get, an update): a plain equality, cheaper than a list of one. */
 const filesOfRecord = directQuery<AttachedRow>('plainbase_files_of_record', (parameter) => `
@@ -56,9 +49,8 @@ export async function attachedFileIds(executor: Executor, workspaceId: string, r
     add(await filesOfRecord.run(executor, [workspaceId, recordIds[0]]));
     return byRecord;
   }
-  const query = filesOfRecords[engineOf(executor)];
   for (let start = 0; start < recordIds.length; start += BATCH) {
-    add(await query.run(executor, [workspaceId, JSON.stringify(recordIds.slice(start, start + BATCH))]));
+    add(await filesOfRecords.run(executor, [workspaceId, JSON.stringify(recordIds.slice(start, start + BATCH))]));
   }
   return byRecord;
 }

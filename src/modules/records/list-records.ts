@@ -1,11 +1,12 @@
 import type { RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { invalidRequest } from '../../errors.js';
+import { LruMap } from '../../lru-map.js';
 import { findCollection } from '../collections/collections.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
-import { countRecords, decodeCursor, encodeCursor, listRecordRows, reusableListQuery, runReusableListQuery, type CursorColumn, type ReusableListQuery } from './query/list.js';
+import { countRecords, decodeCursor, encodeCursor, listRecordRows, reusableListQuery, runReusableListQuery, type CursorColumn, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
 import { toRecordRead, type RecordData, type RecordRead } from './records.js';
 
@@ -42,21 +43,13 @@ type ListedRow = Pick<RecordsTable, (typeof LIVE_LISTED_COLUMNS)[number] | Curso
  * query tree and compiling it cost about as much as running it. Least recently used goes first;
  * only filters that parsed and compiled are kept, so bad input never fills it.
  */
-const REUSABLE_LISTS = 200;
-const reusableLists = new Map<string, ReusableListQuery>();
+const reusableLists = new LruMap<string, ReusableListQuery>(200);
 
 function reusableListFor(key: string, make: () => ReusableListQuery | null): ReusableListQuery | null {
   const found = reusableLists.get(key);
-  if (found) {
-    reusableLists.delete(key);
-    reusableLists.set(key, found);
-    return found;
-  }
+  if (found) return found;
   const made = make();
-  if (made) {
-    reusableLists.set(key, made);
-    if (reusableLists.size > REUSABLE_LISTS) reusableLists.delete(reusableLists.keys().next().value!);
-  }
+  if (made) reusableLists.set(key, made);
   return made;
 }
 
@@ -66,17 +59,16 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   const trashed = query.trashed ?? false;
   const fields = trashed ? LISTED_COLUMNS : LIVE_LISTED_COLUMNS;
   const pick = query.fields ? parseFields(query.fields) : null;
-  const parsedScope = () => ({
+  // The filter is parsed at most once, and not at all when a reusable query answers the page.
+  let scope: RecordQueryScope | undefined;
+  const parsedScope = (): RecordQueryScope => (scope ??= {
     executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed,
     filter: query.filter ? parseFilter(query.filter) : undefined,
   });
   let sort: readonly SortKey[];
   let rows: ListedRow[];
   const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
-  const reusable = key === null ? null : reusableListFor(key, () => {
-    const scope = parsedScope();
-    return reusableListQuery({ ...scope, sort: parseSort(query.sort), limit: query.limit, fields });
-  });
+  const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields }));
   if (reusable) {
     sort = reusable.sort;
     rows = await runReusableListQuery<ListedRow>(deps.db, reusable, workspaceId, collection.id, query.limit);

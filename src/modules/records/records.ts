@@ -193,20 +193,14 @@ async function findRecord(executor: Executor, collection: CollectionsTable, reco
 }
 
 /** What readRecordBy* answers: the collection, and the record with its files if it exists. */
-interface RecordReadRow {
-  collection_id: string;
+type RecordReadRow = Omit<RecordsTable, 'id' | 'workspace_id'> & {
+  /** Null when the collection has no such record. */
+  id: string | null;
   collection_name: string;
   collection_trashed_at: string | null;
-  id: string | null;
-  data: unknown;
-  schema_version: number | null;
-  revision: number;
-  created_at: string;
-  updated_at: string;
-  trashed_at: string | null;
   /** The attached files' ids, oldest attachment first, joined by commas (ids have none); null for none. */
   files: string | null;
-}
+};
 
 /**
  * A get in one statement: the collection (by id or by name), the record, and its files, where

@@ -1,12 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { RecordRead } from '../../../modules/records/records.js';
 
-/**
- * The JSON of read records, written by hand instead of by the route's response schema: a
- * record's `data` arrives as JSON text (RecordRead) and goes into the answer as it is, where the
- * schema's serializer would need it parsed and would then write it out again key by key.
- * Same fields in the same order as RecordBody (record-schemas.ts), which still documents them.
- */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
@@ -17,15 +11,22 @@ export function sendJson<R>(reply: R, json: string): R {
   return (reply as unknown as FastifyReply).type(JSON_CONTENT_TYPE).send(json) as unknown as R;
 }
 
+/**
+ * The JSON of a read record, written by hand instead of by the route's response schema: `data`
+ * arrives as JSON text (RecordRead) and goes into the answer as it is, where the schema's
+ * serializer would need it parsed and would then write it out again key by key. Same fields in
+ * the same order as RecordBody (record-schemas.ts), which still documents them.
+ */
 export function recordJson(record: RecordRead): string {
-  return `{"id":${JSON.stringify(record.id)},"collectionId":${JSON.stringify(record.collectionId)},"data":${record.dataJson},"schemaVersion":${record.schemaVersion === null ? 'null' : JSON.stringify(record.schemaVersion)},"files":${JSON.stringify(record.files)},"createdAt":${JSON.stringify(record.createdAt)},"updatedAt":${JSON.stringify(record.updatedAt)},"trashedAt":${record.trashedAt === null ? 'null' : JSON.stringify(record.trashedAt)}}`;
+  const s = JSON.stringify;
+  return `{"id":${s(record.id)},"collectionId":${s(record.collectionId)},"data":${record.dataJson},"schemaVersion":${s(record.schemaVersion)},"files":${s(record.files)},"createdAt":${s(record.createdAt)},"updatedAt":${s(record.updatedAt)},"trashedAt":${s(record.trashedAt)}}`;
 }
 
 /** A page of records: `{"data":[…],"nextCursor":…}` and `total` when asked for, as listOf(RecordBody) plus total. */
 export function recordPageJson(page: { data: readonly RecordRead[]; nextCursor: string | null; total?: number }): string {
   let json = '{"data":[';
   for (let i = 0; i < page.data.length; i++) json += (i === 0 ? '' : ',') + recordJson(page.data[i]!);
-  json += `],"nextCursor":${page.nextCursor === null ? 'null' : JSON.stringify(page.nextCursor)}`;
+  json += `],"nextCursor":${JSON.stringify(page.nextCursor)}`;
   if (page.total !== undefined) json += `,"total":${JSON.stringify(page.total)}`;
   return `${json}}`;
 }

@@ -44,6 +44,12 @@ export interface ListRecordsOptions<F extends keyof RecordsTable = keyof Records
 
 export const MAX_LIST_LIMIT = 1000;
 
+function checkLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
+  }
+}
+
 const CURSOR_COLUMNS: readonly CursorColumn[] = ['id', 'created_at', 'updated_at', 'data'];
 const ALL_COLUMNS: readonly (keyof RecordsTable)[] = [
   'id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at',
@@ -65,9 +71,7 @@ function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, tra
  */
 export function buildListRecordsQuery<F extends keyof RecordsTable = keyof RecordsTable>(options: ListRecordsOptions<F>) {
   const { dialect, filter, sort, limit, after, fields } = options;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
-    throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
-  }
+  checkLimit(limit);
   if (after && after.sort !== formatSort(sort)) throw cursorError('it was made for another sort');
   const pinned = filter ? termsPinnedByFilter(filter, dialect) : new Set<string>();
   const terms = orderTerms(sort, dialect);
@@ -84,14 +88,13 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
 
 /**
  * A list query compiled once, for first pages: the statement of buildListRecordsQuery without a
- * cursor, with the places of the workspace, the collection and the row limit, which change from
- * call to call while the filter's own values do not (list-records.ts keeps them by filter text).
+ * cursor. Its first two parameters (the workspace and the collection) and its last (limit + 1)
+ * change from call to call; the filter's own values between them do not (list-records.ts keeps
+ * these by filter text).
  */
 export interface ReusableListQuery {
   sql: string;
   parameters: readonly unknown[];
-  /** Positions in `parameters` of the workspace id, the collection id and limit + 1. */
-  slots: { workspace: number; collection: number; limit: number };
   sort: readonly SortKey[];
 }
 
@@ -107,18 +110,16 @@ export function reusableListQuery(options: Omit<ListRecordsOptions, 'after'>): R
   const last = parameters.length - 1;
   const fits = last >= 2 && parameters[0] === options.workspaceId && parameters[1] === options.collectionId && parameters[last] === options.limit + 1;
   if (!fits) return null;
-  return { sql: compiled.sql, parameters, slots: { workspace: 0, collection: 1, limit: last }, sort: options.sort };
+  return { sql: compiled.sql, parameters, sort: options.sort };
 }
 
 /** Runs a reusable first-page query for this workspace, collection and limit (checked as buildListRecordsQuery checks it). */
 export async function runReusableListQuery<Row>(executor: Executor, query: ReusableListQuery, workspaceId: string, collectionId: string, limit: number): Promise<Row[]> {
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
-    throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
-  }
+  checkLimit(limit);
   const parameters = [...query.parameters];
-  parameters[query.slots.workspace] = workspaceId;
-  parameters[query.slots.collection] = collectionId;
-  parameters[query.slots.limit] = limit + 1;
+  parameters[0] = workspaceId;
+  parameters[1] = collectionId;
+  parameters[parameters.length - 1] = limit + 1;
   return (await executor.executeQuery<Row>(CompiledQuery.raw(query.sql, parameters))).rows;
 }
 
