@@ -6,7 +6,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { connectStorage, type Storage } from '../src/db/connect.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import { migrateToLatest, migratorFor } from '../src/db/migrate.js';
+import { eventMessageText } from '../src/modules/events/outbox.js';
 import { describeEachEngine, freshStorage } from './support/harness.js';
 
 async function appliedMigrations(storage: Storage): Promise<string[]> {
@@ -30,6 +31,26 @@ describeEachEngine('migrations', (engine) => {
     expect(await appliedMigrations(storage)).toEqual(first);
     // The schema is really there: the first table of the first migration answers.
     await expect(storage.db.selectFrom('people').select('id').execute()).resolves.toEqual([]);
+  });
+
+  it('0007 keeps each outbox event\'s data out of its stored message, and back again, byte for byte', async () => {
+    storage = await freshStorage(engine);
+    const migrator = await migratorFor(storage.db);
+    expect((await migrator.migrateTo('0006-lighter-outbox')).error).toBeUndefined();
+    // Data whose own text holds `,"data":`, escapes and characters beyond ASCII.
+    const data = JSON.stringify({ record: { id: 'rec_1', data: { note: ',"data":{} \\ \" é 🚀', list: [1.5, null, { data: 2 }] } } });
+    const message = `{"id":"evt_1","type":"record.created","createdAt":"2026-11-24T03:00:00.000Z","workspaceId":"ws_1","collectionId":"col_1","data":${data}}`;
+    const row = { id: 'evt_1', workspace_id: 'ws_1', collection_id: 'col_1', type: 'record.created', created_at: '2026-11-24T03:00:00.000Z' };
+    await sql`insert into events (id, workspace_id, collection_id, type, message, created_at) values (${row.id}, ${row.workspace_id}, ${row.collection_id}, ${row.type}, ${message}, ${row.created_at})`.execute(storage.db);
+
+    expect((await migrator.migrateTo('0007-event-data')).error).toBeUndefined();
+    const migrated = await storage.db.selectFrom('events').select(['id', 'type', 'created_at', 'workspace_id', 'collection_id', 'data']).executeTakeFirstOrThrow();
+    expect(migrated.data).toBe(data);
+    expect(eventMessageText(migrated)).toBe(message);
+
+    expect((await migrator.migrateDown()).error).toBeUndefined();
+    const { rows } = await sql<{ message: string }>`select message from events`.execute(storage.db);
+    expect(rows).toEqual([{ message }]);
   });
 });
 

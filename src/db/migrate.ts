@@ -7,6 +7,7 @@ import * as keys from './migrations/0003-keys.js';
 import * as webhooks from './migrations/0004-webhooks.js';
 import * as files from './migrations/0005-files.js';
 import * as lighterOutbox from './migrations/0006-lighter-outbox.js';
+import * as eventData from './migrations/0007-event-data.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0004-webhooks': webhooks,
   '0005-files': files,
   '0006-lighter-outbox': lighterOutbox,
+  '0007-event-data': eventData,
 };
 
 async function currentSchema(db: Db): Promise<string | undefined> {
@@ -30,8 +32,9 @@ async function currentSchema(db: Db): Promise<string | undefined> {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({
+/** Kysely's migrator over Plainbase's migrations (tests use it to stop at, or go back to, one). */
+export async function migratorFor(db: Db): Promise<Migrator> {
+  return new Migrator({
     db,
     provider,
     migrationTableName: 'plainbase_migrations',
@@ -40,6 +43,10 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     // in a sibling schema of the same database must not count as ours.
     migrationTableSchema: await currentSchema(db),
   });
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = await migratorFor(db);
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);

@@ -128,8 +128,8 @@ export interface EventsTable {
   workspace_id: string;
   collection_id: string;
   type: string;
-  /** The event message exactly as delivered (SPEC.md §2.4), JSON text. */
-  message: string;
+  /** The message's `data` (SPEC.md §2.4) as JSON text; eventMessageText puts the message together. */
+  data: string;
   created_at: string;
   /** Set once the worker has created this event's deliveries. */
   fanned_out_at: string | null;

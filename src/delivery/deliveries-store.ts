@@ -4,6 +4,7 @@ import type { Dialect } from '../db/dialect.js';
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../db/schema.js';
 import { madeBefore, newId } from '../ids.js';
 import { recordAudit } from '../modules/audit/audit.js';
+import { eventMessageText } from '../modules/events/outbox.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from './schedule.js';
 import type { AttemptResult } from './send.js';
 
@@ -176,7 +177,7 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date,
     .innerJoin('events', 'events.id', 'deliveries.event_id')
     .select([
       'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
-      'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.message',
+      'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.created_at', 'events.collection_id', 'events.data',
     ])
     .where('deliveries.state', '=', 'pending')
     .where('deliveries.next_attempt_at', '<=', nowIso)
@@ -208,7 +209,10 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date,
       attemptCount: row.attempt_count,
       url: row.url,
       secret: row.secret,
-      message: row.message,
+      // A delivery has its event's id, type and workspace (fanOut).
+      message: eventMessageText({
+        id: row.event_id, type: row.event_type, created_at: row.created_at, workspace_id: row.workspace_id, collection_id: row.collection_id, data: row.data,
+      }),
     });
   }
   if (claimed.length === 0) return { due: [], all };

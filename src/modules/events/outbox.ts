@@ -1,13 +1,13 @@
 import { dialectFor, engineOf } from '../../db/dialect.js';
 import { insertRows, insertValues } from '../../db/insert-rows.js';
-import type { Executor } from '../../db/schema.js';
+import type { EventsTable, Executor } from '../../db/schema.js';
 import { newId } from '../../ids.js';
 import type { EventType } from './event-types.js';
 import { notifyEventsWritten } from './outbox-signal.js';
 
 export { EVENT_TYPES, type EventType } from './event-types.js';
 
-/** The body of a delivery, exactly as SPEC.md §2.4 gives it (written by messageText, in this order). */
+/** The body of a delivery, exactly as SPEC.md §2.4 gives it (written by eventMessageText, in this order). */
 export interface EventMessage {
   id: string;
   type: EventType | 'webhook.ping';
@@ -24,23 +24,23 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
-const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'message', 'created_at'] as const;
+const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'data', 'created_at'] as const;
 
 /** Rows per statement of emitEvents. */
 const ROWS_PER_INSERT = 500;
 /** The most rows of an EventBatch in one statement: SQLite allows at most 32766 bound parameters. */
 const MAX_ROWS_PER_INSERT = 5000;
 
+/** What of an outbox row makes its message. */
+export type StoredEvent = Pick<EventsTable, 'id' | 'type' | 'created_at' | 'workspace_id' | 'collection_id' | 'data'>;
+
 /**
- * An EventMessage as text, exactly as JSON.stringify writes one, put together around its data
- * already serialised (`dataJson`): so a bulk write can reuse the text it stored for a record.
- * `middle` is what lies between the id and the data (messageMiddle), the same for every event
- * of one type, time and collection.
+ * An event's message (EventMessage) as the text that is delivered and signed: exactly what
+ * JSON.stringify writes for it, put together around the data as stored. Ids, event types and ISO
+ * times need no escaping in JSON.
  */
-const messageMiddle = (type: EventType, createdAt: string, workspaceId: string, collectionId: string): string =>
-  `,"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(createdAt)},"workspaceId":${JSON.stringify(workspaceId)},"collectionId":${JSON.stringify(collectionId)},"data":`;
-// An id is a prefix, an underscore and a ULID: nothing in it needs escaping in JSON.
-const messageText = (id: string, middle: string, dataJson: string): string => `{"id":"${id}"${middle}${dataJson}}`;
+export const eventMessageText = (event: StoredEvent): string =>
+  `{"id":"${event.id}","type":"${event.type}","createdAt":"${event.created_at}","workspaceId":"${event.workspace_id}","collectionId":"${event.collection_id}","data":${event.data}}`;
 
 /**
  * Writes events into the outbox. Call with the transaction that makes the change: the change
@@ -50,17 +50,14 @@ const messageText = (id: string, middle: string, dataJson: string): string => `{
 export async function emitEvents(executor: Executor, at: Date, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   const createdAt = at.toISOString();
-  const rows = events.map((event) => {
-    const id = newId('evt', at.getTime());
-    return {
-      id,
-      workspace_id: event.workspaceId,
-      collection_id: event.collectionId,
-      type: event.type,
-      message: messageText(id, messageMiddle(event.type, createdAt, event.workspaceId, event.collectionId), JSON.stringify(event.data)),
-      created_at: createdAt,
-    };
-  });
+  const rows = events.map((event) => ({
+    id: newId('evt', at.getTime()),
+    workspace_id: event.workspaceId,
+    collection_id: event.collectionId,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    created_at: createdAt,
+  }));
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     await insertRows(executor, 'events', EVENT_COLUMNS, rows.slice(start, start + ROWS_PER_INSERT));
   }
@@ -81,27 +78,22 @@ export async function announceEvents(executor: Executor): Promise<void> {
 /**
  * Events of one type in one collection whose data is JSON text already, for writes in bulk (an
  * import's record.created events, whose data holds the record's data as it was just serialised
- * for the record itself): the message is put together around that text (messageText) instead of
- * serialising the same data a second time. Collect with add, write with flush (in the
- * transaction of the change), then announceEvents.
+ * for the record itself): the same data is not serialised a second time. Collect with add, write
+ * with flush (in the transaction of the change), then announceEvents.
  */
 export class EventBatch {
   private values: unknown[] = [];
   private readonly time: number;
   private readonly createdAt: string;
-  /** The message after its id up to its data: the same for every event of the batch. */
-  private readonly middle: string;
 
   constructor(at: Date, private readonly workspaceId: string, private readonly collectionId: string, private readonly type: EventType) {
     this.time = at.getTime();
     this.createdAt = at.toISOString();
-    this.middle = messageMiddle(type, this.createdAt, workspaceId, collectionId);
   }
 
   /** `dataJson`: the event's data (an object) as JSON text, e.g. JSON.stringify({record: …}). */
   add(dataJson: string): void {
-    const id = newId('evt', this.time);
-    this.values.push(id, this.workspaceId, this.collectionId, this.type, messageText(id, this.middle, dataJson), this.createdAt);
+    this.values.push(newId('evt', this.time), this.workspaceId, this.collectionId, this.type, dataJson, this.createdAt);
   }
 
   /** Writes the events added so far, and forgets them. */
