@@ -67,6 +67,10 @@ describeEachEngine('record reads as JSON', (engine) => {
     await owner.post('/v1/collections/other/records', { data: { i: 9, status: 'even' } });
     const other = await owner.get(url.replace('/odd/', '/other/'));
     expect(other.body.data.map((r: { data: { i: number } }) => r.data.i)).toEqual([9]);
+    // Another limit is another compiled query: the same filter, one page of three.
+    const wider = await owner.get(url.replace('limit=2', 'limit=3'));
+    expect(wider.body.data.map((r: { data: { i: number } }) => r.data.i)).toEqual([0, 2, 4]);
+    expect(wider.body.nextCursor).toBeNull();
     expect(await owner.get(`${url.replace('limit=2', 'limit=0')}`)).toMatchObject({ status: 400 });
   });
 

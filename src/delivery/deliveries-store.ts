@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { Dialect } from '../db/dialect.js';
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../db/schema.js';
+import { rowLimit } from '../db/row-limit.js';
 import { madeBefore, newId } from '../ids.js';
 import { recordAudit } from '../modules/audit/audit.js';
 import { eventMessageText } from '../modules/events/outbox.js';
@@ -46,7 +47,7 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, ba
     .select(['id', 'workspace_id', 'collection_id', 'type', 'created_at'])
     .where('fanned_out_at', 'is', null)
     .orderBy('id')
-    .limit(batchSize);
+    .limit(rowLimit(batchSize));
   if (dialect.supportsSkipLocked) pending = pending.forUpdate().skipLocked();
   const events = await pending.execute();
   if (events.length === 0) return { events: 0, deliveries: 0 };
@@ -184,7 +185,7 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date,
     .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
     .where('webhooks.enabled', '=', 1)
     .orderBy('deliveries.next_attempt_at')
-    .limit(limit);
+    .limit(rowLimit(limit));
   const saturated = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
   if (saturated.length) due = due.where('deliveries.webhook_id', 'not in', saturated);
   if (dialect.supportsSkipLocked) due = due.forUpdate(['deliveries']).skipLocked();

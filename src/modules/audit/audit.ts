@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/schema.js';
+import { rowLimit } from '../../db/row-limit.js';
 import { newId } from '../../ids.js';
 
 export type ActorType = 'person' | 'key' | 'service_account' | 'system';
@@ -88,7 +89,7 @@ export async function listAudit(executor: Executor, workspaceId: string, query: 
   if (query.since) select = select.where('at', '>=', query.since);
   if (query.until) select = select.where('at', '<', query.until);
   if (query.before) select = select.where('id', '<', query.before);
-  const rows = await select.orderBy('id', 'desc').limit(query.limit).execute();
+  const rows = await select.orderBy('id', 'desc').limit(rowLimit(query.limit)).execute();
   return rows.map((row) => ({
     id: row.id,
     at: row.at,

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.js';
 import type { CollectionsTable, Executor } from '../../db/schema.js';
 import { directQuery } from '../../db/direct-query.js';
+import { rowLimit } from '../../db/row-limit.js';
 import { AppError, conflict, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
@@ -88,7 +89,7 @@ export async function listCollections(
     .where('trashed_at', options.trashed ? 'is not' : 'is', null);
   if (options.after) query = query.where('id', '>', options.after);
   if (options.onlyIds) query = query.where('id', 'in', options.onlyIds.length ? options.onlyIds : ['']);
-  const rows = await query.orderBy('id').limit(options.limit).execute();
+  const rows = await query.orderBy('id').limit(rowLimit(options.limit)).execute();
   return rows.map(toCollectionView);
 }
 

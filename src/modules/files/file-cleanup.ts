@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/schema.js';
+import { rowLimit } from '../../db/row-limit.js';
 import { fileStoreFor } from '../../storage/store-for.js';
 
 /**
@@ -90,7 +91,7 @@ export async function removeForgottenContent(deps: Deps, workspaceId: string): P
       .where('workspace_id', '=', workspaceId)
       .orderBy('created_at')
       .orderBy('storage_key')
-      .limit(BATCH)
+      .limit(rowLimit(BATCH))
       .execute();
     const removed: string[] = [];
     for (let start = 0; start < notes.length; start += REMOVALS_IN_FLIGHT) {

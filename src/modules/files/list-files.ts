@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/schema.js';
+import { rowLimit } from '../../db/row-limit.js';
 import { findCollection } from '../collections/collections.js';
 import { toFileView, type FileView } from './files.js';
 
@@ -19,6 +20,6 @@ export async function listFiles(
     .where('files.workspace_id', '=', workspaceId)
     .where('files.collection_id', '=', collection.id);
   if (options.after) query = query.where('files.id', '>', options.after);
-  const rows = await query.orderBy('files.id').limit(options.limit).execute();
+  const rows = await query.orderBy('files.id').limit(rowLimit(options.limit)).execute();
   return rows.map(({ attached_to, ...row }) => ({ ...toFileView(row), attachedTo: Number(attached_to ?? 0) }));
 }

@@ -1,6 +1,7 @@
 import { ROLE_ABILITIES, type Role, type Scope } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
 import type { ApiKeysTable, Executor } from '../../db/schema.js';
+import { rowLimit } from '../../db/row-limit.js';
 import { AppError, conflict, forbidden, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
@@ -155,7 +156,7 @@ export async function listKeys(deps: Deps, manager: KeyManager, options: { limit
   if (!manager.managesAll) query = query.where('created_by', '=', manager.personId).where('service_account_id', 'is', null);
   if (options.after) query = query.where('id', '>', options.after);
   const now = deps.clock.now();
-  return (await query.orderBy('id').limit(options.limit).execute()).map((row) => toKeyView(row, now));
+  return (await query.orderBy('id').limit(rowLimit(options.limit)).execute()).map((row) => toKeyView(row, now));
 }
 
 /**

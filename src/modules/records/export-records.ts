@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { Snapshot } from '../../db/connect.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
+import { rowLimit } from '../../db/row-limit.js';
 import type { Deps } from '../../deps.js';
 import { invalidRequest } from '../../errors.js';
 import { findCollection } from '../collections/collections.js';
@@ -96,7 +97,7 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
       .where('trashed_at', 'is', null);
     if (scope.filter) query = query.where(compileFilter(scope.filter, scope.dialect));
     if (after !== null) query = query.where('id', '>', after);
-    const rows: ExportRow[] = await query.orderBy('id').limit(PAGE_ROWS).execute();
+    const rows: ExportRow[] = await query.orderBy('id').limit(rowLimit(PAGE_ROWS)).execute();
     if (rows.length > 0) yield rows;
     if (rows.length < PAGE_ROWS) return;
     after = rows[rows.length - 1]!.id;

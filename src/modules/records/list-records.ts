@@ -38,7 +38,7 @@ const LIVE_LISTED_COLUMNS = ['id', 'data', 'schema_version', 'created_at', 'upda
 type ListedRow = Pick<RecordsTable, (typeof LIVE_LISTED_COLUMNS)[number] | CursorColumn> & { trashed_at?: string | null };
 
 /**
- * First-page list queries by engine, filter, sort and trash, compiled (ReusableListQuery): a
+ * First-page list queries by engine, trash, limit, sort and filter, compiled (ReusableListQuery): a
  * program polling the same list sends the same filter each time, and parsing it, building the
  * query tree and compiling it cost about as much as running it. Least recently used goes first;
  * only filters that parsed and compiled are kept, so bad input never fills it.
@@ -67,11 +67,11 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   });
   let sort: readonly SortKey[];
   let rows: ListedRow[];
-  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
+  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
   const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields }));
   if (reusable) {
     sort = reusable.sort;
-    rows = await runReusableListQuery<ListedRow>(deps.db, reusable, workspaceId, collection.id, query.limit);
+    rows = await runReusableListQuery<ListedRow>(deps.db, reusable, workspaceId, collection.id);
   } else {
     sort = parseSort(query.sort);
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;

@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { DeliveriesTable } from '../../db/schema.js';
+import { rowLimit } from '../../db/row-limit.js';
 import { newDelivery } from '../../delivery/deliveries-store.js';
 import { AppError, notFound } from '../../errors.js';
 import { recordAudit } from '../audit/audit.js';
@@ -52,7 +53,7 @@ export async function listDeliveries(
   if (query.state) select = select.where('state', '=', query.state);
   if (query.eventType) select = select.where('event_type', '=', query.eventType);
   if (query.before) select = select.where('id', '<', query.before);
-  return (await select.orderBy('id', 'desc').limit(query.limit).execute()).map(toView);
+  return (await select.orderBy('id', 'desc').limit(rowLimit(query.limit)).execute()).map(toView);
 }
 
 export async function getDelivery(deps: Deps, workspaceId: string, webhookId: string, deliveryId: string): Promise<DeliveryView & { attempts: AttemptView[] }> {

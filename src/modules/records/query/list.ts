@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { Executor, RecordsTable } from '../../../db/schema.js';
+import { rowLimit } from '../../../db/row-limit.js';
 import { AppError } from '../../../errors.js';
 import { compileFilter, keysetCondition, orderModifiers, orderTermKinds, orderTerms, orderValues, termsPinnedByFilter } from './compile.js';
 import type { FilterNode } from './filter-parser.js';
@@ -83,14 +84,14 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
   for (const { term } of kept) {
     query = query.orderBy(term.expression, orderModifiers(term));
   }
-  return query.limit(limit + 1);
+  return query.limit(rowLimit(limit + 1));
 }
 
 /**
  * A list query compiled once, for first pages: the statement of buildListRecordsQuery without a
- * cursor. Its first two parameters (the workspace and the collection) and its last (limit + 1)
- * change from call to call; the filter's own values between them do not (list-records.ts keeps
- * these by filter text).
+ * cursor, for one limit (written into its text, rowLimit). Its first two parameters (the
+ * workspace and the collection) change from call to call; the filter's own values after them do
+ * not (list-records.ts keeps these by filter text and limit).
  */
 export interface ReusableListQuery {
   sql: string;
@@ -99,27 +100,21 @@ export interface ReusableListQuery {
 }
 
 /**
- * Compiles the first-page query for reuse: built as listRecordRows would build it, then the
- * positions of the values that change are found. Kysely binds them in the order the query says
- * them: the workspace and the collection first (scopedQuery), the filter's values, the limit
- * last; anything else (checked) is not reused, and null is returned.
+ * Compiles the first-page query for reuse: built as listRecordRows would build it. Kysely binds
+ * the values in the order the query says them, the workspace and the collection first
+ * (scopedQuery); a query that does not start so (checked) is not reused, and null is returned.
  */
 export function reusableListQuery(options: Omit<ListRecordsOptions, 'after'>): ReusableListQuery | null {
-  const compiled = buildListRecordsQuery(options).compile();
-  const { parameters } = compiled;
-  const last = parameters.length - 1;
-  const fits = last >= 2 && parameters[0] === options.workspaceId && parameters[1] === options.collectionId && parameters[last] === options.limit + 1;
-  if (!fits) return null;
-  return { sql: compiled.sql, parameters, sort: options.sort };
+  const { sql, parameters } = buildListRecordsQuery(options).compile();
+  const fits = parameters.length >= 2 && parameters[0] === options.workspaceId && parameters[1] === options.collectionId;
+  return fits ? { sql, parameters, sort: options.sort } : null;
 }
 
-/** Runs a reusable first-page query for this workspace, collection and limit (checked as buildListRecordsQuery checks it). */
-export async function runReusableListQuery<Row>(executor: Executor, query: ReusableListQuery, workspaceId: string, collectionId: string, limit: number): Promise<Row[]> {
-  checkLimit(limit);
+/** Runs a reusable first-page query for this workspace and collection. */
+export async function runReusableListQuery<Row>(executor: Executor, query: ReusableListQuery, workspaceId: string, collectionId: string): Promise<Row[]> {
   const parameters = [...query.parameters];
   parameters[0] = workspaceId;
   parameters[1] = collectionId;
-  parameters[parameters.length - 1] = limit + 1;
   return (await executor.executeQuery<Row>(CompiledQuery.raw(query.sql, parameters))).rows;
 }
 
