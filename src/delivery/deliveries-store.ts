@@ -185,7 +185,9 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date,
     .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
     .where('webhooks.enabled', '=', 1)
     .orderBy('deliveries.next_attempt_at')
-    .limit(rowLimit(limit));
+    // Bound, unlike rowLimit: the room left differs from round to round, and a statement of its
+    // own per value would crowd the statement cache; a round can afford SQLite's re-prepare.
+    .limit(limit);
   const saturated = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
   if (saturated.length) due = due.where('deliveries.webhook_id', 'not in', saturated);
   if (dialect.supportsSkipLocked) due = due.forUpdate(['deliveries']).skipLocked();
