@@ -13,6 +13,7 @@ import { importFailure, rowError, type ImportRow, type RowError } from './import
 import { csvCellTypes, parseCsv } from './parse-csv.js';
 import { parseJsonArray } from './parse-json-array.js';
 import { parseNdjson } from './parse-ndjson.js';
+import { RECORD_COLUMNS } from './records.js';
 
 export type ImportFormat = 'ndjson' | 'json' | 'csv';
 
@@ -195,8 +196,6 @@ function unstorableReason(json: string): string | undefined {
   if (!match) return undefined;
   return match[1] === '0000' ? 'contains the NUL character (\\u0000), which cannot be stored' : 'contains a lone surrogate (an unpaired \\uD800-\\uDFFF), which is not Unicode';
 }
-
-const RECORD_COLUMNS = ['id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at'] as const;
 
 /**
  * Collects accepted rows and writes them, with their events, in multi-row statements. One write

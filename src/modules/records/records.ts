@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.js';
 import { writeJson, type Dialect } from '../../db/dialect.js';
 import { directQuery } from '../../db/direct-query.js';
 import { writeTransaction } from '../../db/group-commit.js';
+import { insertRows } from '../../db/insert-rows.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
@@ -113,6 +114,9 @@ function unstorableIn(value: unknown, path: string): { path: string; reason: str
   return null;
 }
 
+/** Every column of a record, in the order bulk writes give them (insertRows, the import). */
+export const RECORD_COLUMNS = ['id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at'] as const;
+
 /** The payload of record events (DESIGN.md §6). */
 const eventOf = (collection: CollectionsTable, type: EventType, id: string, data: RecordData) => ({
   workspaceId: collection.workspace_id,
@@ -164,7 +168,7 @@ export async function createRecord(
         updated_at: now.toISOString(),
         trashed_at: null,
       };
-      await trx.insertInto('records').values(row).execute();
+      await insertRows(trx, 'records', RECORD_COLUMNS, [row]);
       await emitEvent(trx, now, eventOf(collection, 'record.created', row.id, data));
       await auditKeyWrite(trx, now, context, 'record.created', row.id, collection.id);
       const response = { status: 201, body: viewWithData(row, data) };
