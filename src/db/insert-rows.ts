@@ -1,10 +1,10 @@
 import { CompiledQuery } from 'kysely';
 import { dialectFor, engineOf } from './dialect.js';
+import { LruMap } from '../lru-map.js';
 import type { Database, Executor } from './schema.js';
 
-/** SQL texts already written, by engine, table, columns and row count; bounded, oldest out first. */
-const texts = new Map<string, string>();
-const MAX_TEXTS = 200;
+/** SQL texts already written, by engine, table, columns and row count; bounded. */
+const texts = new LruMap<string, string>(200);
 
 /**
  * One multi-row INSERT, for bulk writes (imports and their events). Kysely's insert builder makes
@@ -52,7 +52,6 @@ export async function insertValues<T extends keyof Database>(
     let position = 0;
     const tuples = Array.from({ length: rowCount }, () => `(${columns.map(() => dialect.parameter(++position)).join(', ')})`);
     text = `insert into "${table}" (${quoted}) values ${tuples.join(', ')}`;
-    if (texts.size >= MAX_TEXTS) texts.delete(texts.keys().next().value!);
     texts.set(key, text);
   }
   await executor.executeQuery(CompiledQuery.raw(text, values as unknown[]));

@@ -45,12 +45,6 @@ export interface ListRecordsOptions<F extends keyof RecordsTable = keyof Records
 
 export const MAX_LIST_LIMIT = 1000;
 
-function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
-    throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
-  }
-}
-
 const CURSOR_COLUMNS: readonly CursorColumn[] = ['id', 'created_at', 'updated_at', 'data'];
 const ALL_COLUMNS: readonly (keyof RecordsTable)[] = [
   'id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at',
@@ -72,7 +66,9 @@ function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, tra
  */
 export function buildListRecordsQuery<F extends keyof RecordsTable = keyof RecordsTable>(options: ListRecordsOptions<F>) {
   const { dialect, filter, sort, limit, after, fields } = options;
-  checkLimit(limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
+  }
   if (after && after.sort !== formatSort(sort)) throw cursorError('it was made for another sort');
   const pinned = filter ? termsPinnedByFilter(filter, dialect) : new Set<string>();
   const terms = orderTerms(sort, dialect);
