@@ -1,9 +1,9 @@
 /**
- * Who may do what (DESIGN.md §4), as data. Every route declares the ability it needs and
+ * Who may do what (docs/design.md §4), as data. Every route declares the ability it needs and
  * `roleAllows` is the one place that decides for a role.
  */
 
-/** The twelve scopes of SPEC.md §5.3: what a key may be granted. */
+/** The twelve scopes of docs/design.md §4: what a key may be granted. */
 export const SCOPES = [
   'collections:read',
   'collections:create',
@@ -20,7 +20,7 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** Abilities only a signed-in person can use, whatever a key's scopes (SPEC.md §5.4 rule 2). */
+/** Abilities only a signed-in person can use, whatever a key's scopes (docs/design.md §4, rule 2). */
 export const PERSON_ONLY_ABILITIES = [
   'members:read',
   'members:manage',

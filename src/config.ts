@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 
 /**
- * Every setting of the service, read once from the environment at start (DESIGN.md §7).
+ * Every setting of the service, read once from the environment at start (docs/design.md §8).
  * Nothing below this module reads `process.env`: the parsed `Config` is passed down.
  */
 export interface Config {

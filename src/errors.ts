@@ -1,5 +1,5 @@
 /**
- * The closed set of error codes of DESIGN.md §2, each with its HTTP status. Every error the API
+ * The closed set of error codes of docs/design.md §2, each with its HTTP status. Every error the API
  * answers with is an AppError; anything else becomes INTERNAL and its message is never echoed.
  */
 export const ERROR_STATUS = {

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-/** Type prefixes of DESIGN.md §2; the rest of an id is a lower-case ULID, so ids sort by creation time. */
+/** Type prefixes of docs/design.md §2; the rest of an id is a lower-case ULID, so ids sort by creation time. */
 export type IdPrefix =
   | 'ws' | 'per' | 'col' | 'rec' | 'sch' | 'fil' | 'key' | 'sa' | 'wh' | 'evt' | 'dlv' | 'att' | 'aud' | 'inv' | 'req';
 

@@ -9,7 +9,7 @@ import { DeliveryWorker } from './delivery/worker.js';
 import { prepareFirstOwner } from './modules/people/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
 
-/** The whole shutdown, from signal to exit, stays inside this (DESIGN.md: within 10 s). */
+/** The whole shutdown, from signal to exit, stays inside this (docs/operations.md: within 10 s). */
 const SHUTDOWN_LIMIT_MS = 9_500;
 /** After this, requests still in flight lose their connection so the database can close in time. */
 const DRAIN_LIMIT_MS = 8_000;

@@ -11,7 +11,7 @@ import { buildMatrixWorld, LATER_MS, MATRIX_CONFIG, type Caller, type CallerKind
 
 /**
  * The access matrix: every route the app declares, against every kind of caller, each answer
- * checked against the abilities table (src/abilities.ts data, DESIGN.md §3-§5, SPEC.md §5.4).
+ * checked against the abilities table (src/abilities.ts data, docs/design.md §3-§5, docs/design.md §4).
  * The expectations are worked out here from the tables, never by asking the app's own checks.
  * A new route joins by itself; one with a path parameter this file cannot fill fails until
  * PARAMS names a fixture for it.
@@ -141,7 +141,7 @@ const ALLOWED: Expected = { allowed: true };
 const refused = (status: number, code: string, requiredScope?: Scope): Expected => ({ allowed: false, status, code, ...(requiredScope ? { requiredScope } : {}) });
 const PERSON_ONLY = new Set<string>(PERSON_ONLY_ABILITIES);
 const SCOPE_NAMES = new Set<string>(SCOPES);
-/** SPEC.md §5.4 rule 1: any record, schema or file scope also reads the collection's basic details. */
+/** docs/design.md §4, rule 1: any record, schema or file scope also reads the collection's basic details. */
 const GRANTS_COLLECTION_READ = /^(records|schemas|files):/;
 
 function keyHolds(scopes: ReadonlySet<Scope>, ability: Ability): boolean {
@@ -172,12 +172,12 @@ function expectedAnswer(row: Row, kind: CallerKind, collection: CollectionName):
       return abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability)) ? ALLOWED : refused(403, 'FORBIDDEN');
     case 'key': {
       if (access.kind === 'person') return refused(403, 'PERSON_REQUIRED');
-      // SPEC.md §5.4 rule 2: what only a person may do is refused before any scope is looked at.
+      // docs/design.md §4, rule 2: what only a person may do is refused before any scope is looked at.
       if (abilities.some((ability) => PERSON_ONLY.has(ability))) return refused(403, 'PERSON_REQUIRED');
       const [declared, ...further] = abilities;
       const first = declared ? keyRefusal(kind.scopes, declared) : null;
       if (first) return first;
-      // DESIGN.md §3: a restricted key touches only its collections, and never creates one.
+      // docs/design.md §3: a restricted key touches only its collections, and never creates one.
       if (kind.collections) {
         const createsCollection = declared === 'collections:create';
         const elsewhere = row.params.some((param) => COLLECTION_PARAMS.has(param)) && !kind.collections.includes(collection);
@@ -211,7 +211,7 @@ function failOnAny(problems: string[], cells?: number): void {
 
 /**
  * The matrix takes its expectations from src/abilities.ts, so that table is pinned here to
- * DESIGN.md §4 as written (and SPEC.md §5.4 rule 2 for what only a person may do).
+ * docs/design.md §4 as written (and docs/design.md §4, rule 2 for what only a person may do).
  */
 describe('the abilities table', () => {
   const O = ['owner'], OA = ['owner', 'admin'], OAE = ['owner', 'admin', 'editor'], ALL = ['owner', 'admin', 'editor', 'viewer'];
@@ -225,7 +225,7 @@ describe('the abilities table', () => {
     'workspace:transfer': O, 'workspace:delete': O,
   };
 
-  it('gives each role what DESIGN.md §4 says, and keys none of the person-only abilities', () => {
+  it('gives each role what docs/design.md §4 says, and keys none of the person-only abilities', () => {
     const abilities = [...SCOPES, ...PERSON_ONLY_ABILITIES];
     expect(new Set(abilities)).toEqual(new Set(Object.keys(DESIGN_4)));
     for (const ability of abilities) {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, createDatabase, OWNER, sessionHeaders, startServer, stopServer, type ServerProcess } from './support/server-process.js';
 
 /**
- * DESIGN.md §1: several processes on one PostgreSQL must be correct, and a revoked key is refused
+ * docs/design.md §1: several processes on one PostgreSQL must be correct, and a revoked key is refused
  * by every process on its next request. Two real servers (`node bin/plainbase.js serve`) share a
  * fresh database; a change made through A must hold on B's very next request. No process caches
  * a key, so there is nothing to wait for: the test never sleeps between the change and the check.

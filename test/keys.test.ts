@@ -527,7 +527,7 @@ describeEachEngine('API keys', (engine) => {
     expectError(await api.get('/v1/collections/leads', bearer(key.secret)), 401, 'INVALID_API_KEY');
   });
 
-  it('SPEC §5.4 rule 1: a record, schema or file scope reads the collection, but does not change it', async () => {
+  it('docs/design.md §4, rule 1: a record, schema or file scope reads the collection, but does not change it', async () => {
     const t = await start();
     const owner = await signedInOwner(t);
     const { body: leads } = await owner.post('/v1/collections', { name: 'leads' });

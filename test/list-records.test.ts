@@ -26,7 +26,7 @@ describeEachEngine('listing records over HTTP', (engine) => {
   const names = (reply: any) => reply.body.data.map((r: any) => r.data.name);
   const query = (q: string) => owner.get(`/v1/collections/people/records?${q}`);
 
-  it('filters with the DESIGN syntax and sorts on any field', async () => {
+  it('filters with the documented syntax and sorts on any field', async () => {
     expect(names(await query(`filter=${encodeURIComponent('data.age >= 18 && (data.status = "open" || data.vip = true)')}`))).toEqual(['ada', 'cy']);
     expect(names(await query(`filter=${encodeURIComponent('data.name in ["bob", "eve"]')}`))).toEqual(['bob', 'eve']);
     expect(names(await query(`filter=${encodeURIComponent('data.address.city ~ "lon"')}`))).toEqual(['ada']);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { signPayload } from '../src/delivery/sign.js';
 import { verifyWebhook, WebhookVerificationError } from '../sdk/src/verify-webhook.js';
 
-const vectors = JSON.parse(readFileSync(new URL('../../shared/vectors/webhook-signatures.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(new URL('./fixtures/webhook-signatures.json', import.meta.url), 'utf8')) as {
   cases: { name: string; secret: string; timestamp: string; body: string; signature: string }[];
 };
 

@@ -63,7 +63,7 @@ const cases: [string, BlockReason | 'allowed'][] = [
   ['not a url', 'malformed'],
 ];
 
-describe('webhook URL rules (SPEC 6.5)', () => {
+describe('webhook URL rules', () => {
   it.each(cases)('%s → %s', async (url, expected) => {
     const outcome = await checkWebhookUrl(url, production).then(
       () => 'allowed',

@@ -27,7 +27,7 @@ describeEachEngine('webhook delivery', (engine) => {
     await t.close();
   });
 
-  it('delivers a record event signed over the exact bytes, with the headers of SPEC 4.2', async () => {
+  it('delivers a record event signed over the exact bytes, with the documented headers', async () => {
     const created = await owner.post('/v1/webhooks', { url, events: ['record.created'] });
     expect(created.status).toBe(201);
     expect(created.body.secret).toMatch(/^whsec_/);

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Verifies a Plainbase webhook delivery (SPEC.md §5.5): the signature over
+ * Verifies a Plainbase webhook delivery (docs/design.md §7): the signature over
  * `x-baas-timestamp + "." + raw body` with HMAC-SHA-256 keyed by the whole `whsec_…` secret,
  * compared in constant time, and a timestamp no further than `toleranceSeconds` from now in
  * either direction (replay protection). Pass the body exactly as received, never re-serialised.

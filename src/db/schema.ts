@@ -128,7 +128,7 @@ export interface EventsTable {
   workspace_id: string;
   collection_id: string;
   type: string;
-  /** The message's `data` (SPEC.md §2.4) as JSON text; eventMessageText puts the message together. */
+  /** The message's `data` (docs/design.md §7) as JSON text; eventMessageText puts the message together. */
   data: string;
   created_at: string;
   /** Set once the worker has created this event's deliveries. */

@@ -9,7 +9,7 @@ import { eventMessageText } from '../modules/events/outbox.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from './schedule.js';
 import type { AttemptResult } from './send.js';
 
-/** Logs are kept 30 days (SPEC.md §8). */
+/** Logs are kept 30 days (docs/design.md §7). */
 export const LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** What an attempt needs, read fresh at attempt time: the webhook's URL and secret may have changed. */

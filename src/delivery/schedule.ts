@@ -1,5 +1,5 @@
 /**
- * The retry schedule (DESIGN.md §6): the gap after attempt n (1-based) that failed. After the
+ * The retry schedule (docs/design.md §7): the gap after attempt n (1-based) that failed. After the
  * 8th failure a delivery is dead; a receiver may be down about 2 h 19 min before that. No jitter:
  * the schedule is part of the contract.
  */

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Webhook signatures (SPEC.md §5.5, DESIGN.md §6): `v1=` + lowercase hex HMAC-SHA-256, keyed by
+ * Webhook signatures (docs/design.md §7, docs/design.md §7): `v1=` + lowercase hex HMAC-SHA-256, keyed by
  * the UTF-8 bytes of the whole secret (whsec_ included), over `timestamp + "." + body bytes`.
  * The test vectors in shared/vectors/webhook-signatures.json pin this down.
  */

@@ -84,7 +84,7 @@ async function authenticateWithSession(deps: Deps, request: FastifyRequest, acce
 }
 
 /**
- * A program's request: the key must be valid now; then the kind of caller (SPEC.md §5.4 rule 2:
+ * A program's request: the key must be valid now; then the kind of caller (docs/design.md §4, rule 2:
  * some things only a person may do) before any scope; then its scopes and collection restriction.
  */
 function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access, authorization: string): void | Promise<void> {
@@ -119,7 +119,7 @@ function bearerToken(authorization: string): string | null {
 
 const COLLECTION_SCOPE_PREFIXES = ['records:', 'schemas:', 'files:'];
 
-/** SPEC.md §5.4 rule 1: any record, schema or file scope also reads the collection's basic details. */
+/** docs/design.md §4, rule 1: any record, schema or file scope also reads the collection's basic details. */
 function keyAllows(key: KeyCaller, scope: Scope): boolean {
   if (key.effective.has(scope)) return true;
   return scope === 'collections:read' && [...key.effective].some((held) => COLLECTION_SCOPE_PREFIXES.some((prefix) => held.startsWith(prefix)));
@@ -142,7 +142,7 @@ export function requireAbility(request: FastifyRequest, ability: Ability): void 
   if (!role || !roleAllows(role, ability)) throw forbidden(`Your role (${role ?? 'none'}) does not allow this (${ability}).`);
 }
 
-/** A key restricted to collections touches only those, and never creates one (DESIGN.md §3). */
+/** A key restricted to collections touches only those, and never creates one (docs/design.md §3). */
 async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, collections: string[], workspaceId: string): Promise<void> {
   if (request.method === 'POST' && request.routeOptions.url === '/v1/collections') {
     throw new AppError('COLLECTION_NOT_ALLOWED', 'A key restricted to collections cannot create collections.');
@@ -170,7 +170,7 @@ function checkOrigin(deps: Deps, request: FastifyRequest): void {
 
 /**
  * Cookies ride along on cross-site form posts; such posts can send neither a JSON content type
- * nor a custom header, so requiring one of them stops them (DESIGN.md §3).
+ * nor a custom header, so requiring one of them stops them (docs/design.md §3).
  */
 function checkCsrf(request: FastifyRequest): void {
   if (!UNSAFE_METHODS.has(request.method)) return;

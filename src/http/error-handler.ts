@@ -58,7 +58,7 @@ const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
 /**
  * Fastify parses text/plain bodies by default, so a JSON route handed text reaches schema
  * validation with a string and would answer "body must be object". The caller's mistake is the
- * media type, so say that (DESIGN.md §2: 415), not a field.
+ * media type, so say that (docs/design.md §2: 415), not a field.
  */
 function wrongMediaType(error: unknown, request: FastifyRequest): AppError | null {
   const { validation, validationContext } = error as { validation?: unknown; validationContext?: string };

@@ -79,7 +79,7 @@ export async function addMember(t: TestApp, admin: Client, email: string, role: 
 }
 
 /**
- * Asserts the one error envelope of DESIGN.md §2: status, code, a message, and the request id
+ * Asserts the one error envelope of docs/design.md §2: status, code, a message, and the request id
  * equal to the response's x-request-id header. Returns the error for further checks.
  */
 export function expectError(reply: Reply, status: number, code: string): { code: string; message: string; requestId: string; details?: Record<string, any> } {

@@ -1,7 +1,7 @@
 /**
  * The dashboard's one way to the API: JSON calls with the session cookie and the selected
  * workspace's header, and raw uploads with progress. Errors come back as ApiError in the API's
- * own words (DESIGN.md §2).
+ * own words (docs/design.md §2).
  */
 
 const WORKSPACE_HEADER = 'x-baas-workspace';
@@ -129,7 +129,7 @@ export function fieldError(error: unknown, field: string): string | undefined {
   return match.message || (error as ApiError).message;
 }
 
-/** One page of a cursor-paged list (DESIGN.md §5); `total` only when asked for with count=true. */
+/** One page of a cursor-paged list (docs/design.md §5); `total` only when asked for with count=true. */
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;

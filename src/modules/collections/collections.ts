@@ -45,7 +45,7 @@ export function toCollectionView(row: CollectionsTable): CollectionView {
   };
 }
 
-/** The event payload of collection events (DESIGN.md §6). */
+/** The event payload of collection events (docs/design.md §7). */
 const eventData = (view: CollectionView) => ({
   collection: { id: view.id, name: view.name, public: view.public, settings: view.settings },
 });

@@ -1,5 +1,5 @@
 /**
- * The event names a webhook can subscribe to (SPEC.md §2.4). Kept apart from the outbox, with no
+ * The event names a webhook can subscribe to (docs/design.md §7). Kept apart from the outbox, with no
  * imports, so the dashboard can offer the same list without pulling in database code.
  */
 export const EVENT_TYPES = [

@@ -7,7 +7,7 @@ import { notifyEventsWritten } from './outbox-signal.js';
 
 export { EVENT_TYPES, type EventType } from './event-types.js';
 
-/** The body of a delivery, exactly as SPEC.md §2.4 gives it (written by eventMessageText, in this order). */
+/** The body of a delivery, exactly as docs/design.md §7 gives it (written by eventMessageText, in this order). */
 export interface EventMessage {
   id: string;
   type: EventType | 'webhook.ping';

@@ -7,7 +7,7 @@ import { fieldTerms } from '../records/query/compile.js';
 import { parseFieldRef, type FieldRef } from '../records/query/field-ref.js';
 
 /**
- * Record indexes (DESIGN.md §5a): named, per collection, over 1–4 fields, optionally unique. Each
+ * Record indexes (docs/design.md §6): named, per collection, over 1–4 fields, optionally unique. Each
  * is a real database index on `records`, over the very expressions compile.ts puts in filters and
  * ORDER BY (the terms of each field), so the planner uses it for both:
  *

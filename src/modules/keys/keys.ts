@@ -73,7 +73,7 @@ export interface CreateKeyInput {
 
 /**
  * Creates a key and answers its token, the only time it is ever shown. Every scope must be one
- * the creator holds now (SPEC.md §5.4 rule 3); a service account's key also only what its role allows.
+ * the creator holds now (docs/design.md §4, rule 3); a service account's key also only what its role allows.
  */
 export async function createKey(deps: Deps, manager: KeyManager, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
   const now = deps.clock.now();
@@ -135,7 +135,7 @@ export async function createKey(deps: Deps, manager: KeyManager, input: CreateKe
   });
 }
 
-/** Restriction lists name collections by id or name; they are stored as ids (DESIGN.md §3). */
+/** Restriction lists name collections by id or name; they are stored as ids (docs/design.md §3). */
 async function resolveCollectionIds(executor: Executor, workspaceId: string, refs: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const ref of [...new Set(refs)]) {

@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import baseX from 'base-x';
 
 /**
- * API key tokens (DESIGN.md §3): `pb_{live|test}_{kid}_{secret}{crc}`.
+ * API key tokens (docs/design.md §3): `pb_{live|test}_{kid}_{secret}{crc}`.
  * - kid: the key's id without `key_` (safe to log and show);
  * - secret: 256 random bits in base62 (43 characters);
  * - crc: CRC32 of everything before it, 6 base62 characters, so a mistyped or truncated token is

@@ -16,7 +16,7 @@ export type ExportFormat = 'ndjson' | 'csv';
 
 export interface ExportOptions {
   format: ExportFormat;
-  /** The filter language of the record list (DESIGN.md §5). */
+  /** The filter language of the record list (docs/design.md §5). */
   filter?: string;
   /** CSV only: the data columns, comma separated, like `data.name,data.address.city`. */
   fields?: string;

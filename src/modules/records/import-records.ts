@@ -232,7 +232,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
       values[v++] = at;
       values[v++] = at;
       values[v++] = null;
-      // The record.created payload of DESIGN.md §6, {record: {id, data}}, as createRecord
+      // The record.created payload of docs/design.md §7, {record: {id, data}}, as createRecord
       // writes it; an id needs no escaping in JSON.
       events.add(`{"record":{"id":"${id}","data":${row.json}}}`);
     }

@@ -117,7 +117,7 @@ function unstorableIn(value: unknown, path: string): { path: string; reason: str
 /** Every column of a record, in the order bulk writes give them (insertRows, the import). */
 export const RECORD_COLUMNS = ['id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at'] as const;
 
-/** The payload of record events (DESIGN.md §6). */
+/** The payload of record events (docs/design.md §7). */
 const eventOf = (collection: CollectionsTable, type: EventType, id: string, data: RecordData) => ({
   workspaceId: collection.workspace_id,
   collectionId: collection.id,

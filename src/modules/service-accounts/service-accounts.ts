@@ -5,7 +5,7 @@ import { notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 
-/** A machine user: keys issued for it follow its role, not any person's (SPEC.md §2.2). */
+/** A machine user: keys issued for it follow its role, not any person's (docs/design.md §3). */
 export interface ServiceAccountView {
   id: string;
   name: string;

@@ -47,7 +47,7 @@ export function toWebhookView(row: WebhooksTable): WebhookView {
   };
 }
 
-/** Checks the URL against SPEC.md §6.5; a broken rule is 400 INVALID_WEBHOOK_URL naming it. */
+/** Checks the URL against docs/design.md §7; a broken rule is 400 INVALID_WEBHOOK_URL naming it. */
 async function checkUrl(deps: Deps, url: string): Promise<void> {
   try {
     await checkWebhookUrl(url, guardOptions(deps));
@@ -148,7 +148,7 @@ export async function deleteWebhook(deps: Deps, context: WebhookContext, id: str
   });
 }
 
-/** Enabling clears the dead-in-a-row counter (SPEC.md §3); disabling by hand is `manual`. */
+/** Enabling clears the dead-in-a-row counter (docs/design.md §7); disabling by hand is `manual`. */
 export async function setWebhookEnabled(deps: Deps, context: WebhookContext, id: string, enabled: boolean): Promise<WebhookView> {
   return deps.db.transaction().execute(async (trx) => {
     const row = await findWebhook(trx, context.workspaceId, id);

@@ -26,7 +26,7 @@ export const WebhookWithSecret = Type.Object({
 });
 
 export const WebhookFields = {
-  url: Type.String({ minLength: 1, maxLength: 2048, description: 'https:// address of your receiver (SPEC 6.5 rules apply).' }),
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'https:// address of your receiver (the rules of docs/webhooks.md apply).' }),
   events: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 50, description: 'Event names, or ["*"] for all events, also those added later.' }),
   collections: Type.Union([Type.Array(CollectionRef, { minItems: 1, maxItems: 100 }), Type.Null()], { description: 'Watched collections (ids or names); null or absent for all.' }),
 };

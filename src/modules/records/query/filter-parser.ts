@@ -3,7 +3,7 @@ import { parseFieldRef, type FieldRef } from './field-ref.js';
 import { unstorableTextReason } from './storable-text.js';
 
 /**
- * The record filter language of DESIGN.md §5, e.g.
+ * The record filter language of docs/design.md §5, e.g.
  *   data.age >= 18 && (data.status = "open" || data.vip = true)
  *
  *   filter     := or END

@@ -5,7 +5,7 @@ import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { COLLECTION_NAME, COLLECTION_NAME_RULE, type Collection } from './types.js';
 
-/** Creates a collection: name (DESIGN.md §2 rules), description, public switch. */
+/** Creates a collection: name (docs/design.md §2 rules), description, public switch. */
 export function CreateCollectionForm(props: { onCreated: (collection: Collection) => void }) {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');

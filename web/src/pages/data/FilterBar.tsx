@@ -2,7 +2,7 @@ import { useEffect, useId, useState, type FormEvent } from 'react';
 import { ApiError, errorText } from '../../api.js';
 
 /**
- * The filter of the records list, in the API's own syntax (DESIGN.md §5, docs/queries.md). A bad
+ * The filter of the records list, in the API's own syntax (docs/design.md §5, docs/queries.md). A bad
  * filter comes back as 400 with details.position: the bar says what is wrong and points at where.
  */
 export function FilterBar(props: { filter: string; error: unknown; onApply: (filter: string) => void }) {

@@ -1,4 +1,4 @@
-/** The API's representations the data pages read (DESIGN.md §5a), as the dashboard sees them. */
+/** The API's representations the data pages read (docs/design.md §6), as the dashboard sees them. */
 
 export interface Collection {
   id: string;
@@ -68,7 +68,7 @@ export function pagePath(name: string, page?: 'records' | 'schemas' | 'indexes' 
   return `/collections/${encodeURIComponent(name)}${page ? `/${page}` : ''}`;
 }
 
-/** Collection names (DESIGN.md §2): the API checks them too; this only helps while typing. */
+/** Collection names (docs/design.md §2): the API checks them too; this only helps while typing. */
 export const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 export const COLLECTION_NAME_RULE = 'Lower-case letters, digits and _, starting with a letter; at most 63 characters.';
 
