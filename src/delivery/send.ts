@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { LookupAddress } from 'node:dns';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.js';
@@ -46,13 +47,7 @@ export class WebhookSender {
     this.agent = new Agent({
       connect: {
         ...(options.ca ? { ca: options.ca } : {}),
-        lookup: (hostname, _options, callback) => {
-          const url = new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`);
-          resolveCheckedAddresses(url, this.guard).then(
-            (addresses) => callback(null, addresses[0]!.address, addresses[0]!.family),
-            (error: Error) => callback(error, '', 4),
-          );
-        },
+        lookup: checkedLookup(guard),
       },
       headersTimeout: ATTEMPT_TIMEOUT_MS,
       bodyTimeout: ATTEMPT_TIMEOUT_MS,
@@ -131,6 +126,39 @@ export class WebhookSender {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for the socket that resolves the name and hands over only addresses the guard
+ * checked. Node calls it in two shapes: with `all` (happy eyeballs, the default in Node 20, tries
+ * each address in turn) it wants every address as a list; without, one address and its family.
+ */
+export function checkedLookup(guard: GuardOptions) {
+  return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
+    const url = new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`);
+    resolveCheckedAddresses(url, guard).then(
+      (checked) => {
+        const wanted = familyOf(options.family);
+        const addresses = wanted ? checked.filter((entry) => entry.family === wanted) : checked;
+        if (addresses.length === 0) {
+          callback(Object.assign(new Error(`${hostname} has no IPv${wanted} address`), { code: 'ENOTFOUND' }), '', 0);
+        } else if (options.all) {
+          callback(null, addresses.map(({ address, family }) => ({ address, family })));
+        } else {
+          callback(null, addresses[0]!.address, addresses[0]!.family);
+        }
+      },
+      (error: Error) => callback(error, '', 0),
+    );
+  };
+}
+
+function familyOf(family: number | string | undefined): 4 | 6 | null {
+  if (family === 4 || family === 'IPv4') return 4;
+  if (family === 6 || family === 'IPv6') return 6;
+  return null;
 }
 
 interface CheckedShape {

@@ -85,12 +85,44 @@ export async function checkWebhookUrl(raw: string, options: GuardOptions): Promi
   return { url, addresses: await resolveCheckedAddresses(url, options) };
 }
 
+/**
+ * Whether an address is globally routable unicast. An IPv6 address that carries an IPv4 address
+ * inside it (IPv4-compatible, mapped, SIIT, NAT64, 6to4, Teredo) reaches that IPv4 address, so
+ * it is judged by what it carries: `[::7f00:1]` is as private as 127.0.0.1.
+ */
 export function isPublicAddress(address: string): boolean {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    return ipaddr.parse(address).range() === 'unicast';
+    parsed = ipaddr.parse(address);
   } catch {
     return false;
   }
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const range = parsed.range();
+  // :: and ::1 lie inside ::/96 too, but are never anyone's IPv4 address.
+  if (range === 'unspecified' || range === 'loopback') return false;
+  const carried = embeddedIPv4(parsed as ipaddr.IPv6);
+  if (carried) return carried.length > 0 && carried.every((inner) => inner.range() === 'unicast');
+  return range === 'unicast';
+}
+
+/** The IPv4 addresses an IPv6 address carries, or null for one that carries none. */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
+  const words = address.parts;
+  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const zeros = (from: number, to: number) => words.slice(from, to).every((word) => word === 0);
+  // ::a.b.c.d (IPv4-compatible, deprecated but still routed by some stacks)
+  if (zeros(0, 6)) return [v4(words[6]!, words[7]!)];
+  // ::ffff:a.b.c.d (mapped) and ::ffff:0:a.b.c.d (SIIT)
+  if (zeros(0, 5) && words[5] === 0xffff) return [v4(words[6]!, words[7]!)];
+  if (zeros(0, 4) && words[4] === 0xffff && words[5] === 0) return [v4(words[6]!, words[7]!)];
+  // 64:ff9b::/96 (NAT64, well-known prefix) and 64:ff9b:1::/48 (local-use NAT64)
+  if (words[0] === 0x64 && words[1] === 0xff9b && (zeros(2, 6) || words[2] === 1)) return [v4(words[6]!, words[7]!)];
+  // 2002:aabb:ccdd::/48 (6to4)
+  if (words[0] === 0x2002) return [v4(words[1]!, words[2]!)];
+  // 2001:0::/32 (Teredo): the server's address, and the client's with every bit flipped
+  if (words[0] === 0x2001 && words[1] === 0) return [v4(words[2]!, words[3]!), v4(words[6]! ^ 0xffff, words[7]! ^ 0xffff)];
+  return null;
 }
 
 /** Whether the URL's host is an address rather than a name: checkUrlShape has checked it then. */
