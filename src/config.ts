@@ -35,6 +35,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** A PEM file of extra certificate authorities trusted for webhook HTTPS (besides the usual ones). */
   webhookCaFile: string | null;
+  /** Most webhooks one workspace may hold. */
+  webhooksPerWorkspace: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
@@ -200,6 +202,11 @@ export const VARIABLES = {
     default: '(none)',
     meaning: 'Path to a PEM file of extra certificate authorities to trust for webhook HTTPS, for receivers behind a private CA.',
   },
+  WEBHOOKS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 100_000).default(50),
+    default: '50',
+    meaning: 'Most webhooks one workspace may hold; creating one more answers 409 CONFLICT.',
+  },
   FILE_MAX_BYTES: {
     parse: wholeNumber(1, 5 * 1024 ** 4).default(5 * 1024 ** 3),
     default: '5368709120',
@@ -298,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logLevel: v.LOG_LEVEL,
     webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
     webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
+    webhooksPerWorkspace: v.WEBHOOKS_PER_WORKSPACE,
     fileMaxBytes: v.FILE_MAX_BYTES,
     s3,
   };

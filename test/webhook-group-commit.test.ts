@@ -40,7 +40,7 @@ describeEachEngine('webhook attempts logged together', (engine) => {
   async function lastAttempts(count: number): Promise<DueDelivery[]> {
     for (let i = 0; i < count; i++) await owner.post('/v1/collections/leads/records', { data: { i } });
     await fanOutEvents(t.deps, 100);
-    const due = await claimDueDeliveries(t.deps, { limit: count, leaseMs: 60_000, perWebhook: count, inFlight: new Map() });
+    const due = await claimDueDeliveries(t.deps, { limit: count, leaseMs: 60_000, perWebhook: count, perWorkspace: count, inFlight: new Map(), inFlightByWorkspace: new Map() });
     expect(due).toHaveLength(count);
     return due.map((delivery) => ({ ...delivery, attemptCount: MAX_ATTEMPTS - 1 }));
   }

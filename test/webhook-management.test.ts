@@ -82,7 +82,7 @@ describeEachEngine('webhook management', (engine) => {
     expect(second!.headers['x-baas-signature']).not.toBe(signatureOf(webhook.secret, second));
   });
 
-  it('a disabled webhook gets nothing until enabled; watched collections and events filter', async () => {
+  it('a disabled webhook gets nothing until enabled, then what it held; watched collections and events filter', async () => {
     await owner.post('/v1/collections', { name: 'other' });
     const { body: webhook } = await owner.post('/v1/webhooks', { url, events: ['record.created'], collections: ['leads'] });
     const worker = new DeliveryWorker(t.deps);
@@ -91,12 +91,18 @@ describeEachEngine('webhook management', (engine) => {
     await owner.post('/v1/collections/leads/records', { data: { a: 1 } });
     await worker.drain();
     expect(receiver.received).toHaveLength(0);
+    // Held, not lost: the log shows it waiting for the webhook.
+    expect((await owner.get(`/v1/webhooks/${webhook.id}/deliveries`)).body.data).toMatchObject([{ state: 'pending', held: true, attemptCount: 0, nextAttemptAt: null }]);
     await owner.post(`/v1/webhooks/${webhook.id}/enable`);
     await owner.post('/v1/collections/leads/records', { data: { a: 2 } });
     await owner.post('/v1/collections/other/records', { data: { a: 3 } });
     await owner.patch('/v1/collections/leads', { public: true });
     await worker.drain();
-    expect(receiver.received.map((call) => JSON.parse(call.body.toString()).data.record.data)).toEqual([{ a: 2 }]);
+    expect(receiver.received.map((call) => JSON.parse(call.body.toString()).data.record.data)).toEqual([{ a: 1 }, { a: 2 }]);
+    expect((await owner.get(`/v1/webhooks/${webhook.id}/deliveries`)).body.data).toMatchObject([
+      { state: 'succeeded', held: false },
+      { state: 'succeeded', held: false },
+    ]);
   });
 
   it('an attempt to a blocked destination fails before any socket opens, with one generic reason', async () => {

@@ -35,6 +35,11 @@ export interface Dialect {
   notifyEvents: RawBuilder<unknown> | null;
   /** Whether claims can skip rows other workers have locked (SELECT … FOR UPDATE SKIP LOCKED). */
   supportsSkipLocked: boolean;
+  /**
+   * Whether a transaction must lock a row (SELECT … FOR UPDATE) to keep others from changing what
+   * it read until it commits. SQLite needs no lock: its one connection runs one transaction at a time.
+   */
+  supportsRowLocks: boolean;
   /** The bound-parameter marker for the `position`-th parameter (from 1) of hand-written SQL. */
   parameter(position: number): string;
 
@@ -132,6 +137,7 @@ const sqliteDialect: Dialect = {
   jsonArrayTexts: (parameter) => `select value from json_each(${parameter})`,
   notifyEvents: null,
   supportsSkipLocked: false,
+  supportsRowLocks: false,
   parameter: () => '?',
   jsonSortKey: (path) => {
     // json_type tells integer from real and true from false, where PostgreSQL says number and boolean.
@@ -181,6 +187,7 @@ const postgresDialect: Dialect = {
   jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
   notifyEvents: sql`select pg_notify('plainbase_events', '')`,
   supportsSkipLocked: true,
+  supportsRowLocks: true,
   parameter: (position) => `$${position}`,
   jsonSortKey: (path) => {
     const json = pgJsonAt(path);

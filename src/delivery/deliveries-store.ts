@@ -37,7 +37,9 @@ export async function fanOutEvents(deps: Deps, batchSize: number): Promise<FanOu
 }
 
 /**
- * Turns new outbox events into deliveries: one per (event, enabled webhook that watches it).
+ * Turns new outbox events into deliveries: one per (event, webhook that watches it). A webhook
+ * that is off gets its deliveries too: they are held (never claimed while it is off) and sent
+ * once it is enabled again, so nothing that happens meanwhile is lost.
  * On PostgreSQL, workers in several processes each take different events (SKIP LOCKED).
  */
 async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, batchSize: number): Promise<FanOut> {
@@ -57,7 +59,6 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, ba
     .selectFrom('webhooks')
     .select(['id', 'workspace_id', 'events', 'collections'])
     .where('workspace_id', 'in', workspaceIds)
-    .where('enabled', '=', 1)
     .execute();
   const watching = webhooks.map((webhook) => ({
     id: webhook.id,
@@ -105,8 +106,11 @@ export interface Claim {
   limit: number;
   leaseMs: number;
   perWebhook: number;
+  perWorkspace: number;
   /** Calls the claiming worker has in flight, per webhook id. */
   inFlight: ReadonlyMap<string, number>;
+  /** Calls the claiming worker has in flight, per workspace id. */
+  inFlightByWorkspace: ReadonlyMap<string, number>;
 }
 
 /** One round of the worker's database work (see runRound). */
@@ -164,13 +168,15 @@ export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueD
 /**
  * Claims deliveries that are due, for `leaseMs`: until then no other worker attempts them. A
  * worker that dies mid-attempt loses its lease, and the delivery is attempted again (at least
- * once). No webhook gets more than `perWebhook` calls in flight, counting the worker's `inFlight`;
- * what is due beyond that stays unclaimed, for the next round or another worker. The webhook's
- * URL and secret are read here, as they are now: a change applies from the next attempt.
- * `all` tells whether everything due was claimed: fewer rows than the limit, none left for room.
+ * once). The worker's capacity is shared (shareFairly): no webhook gets more than `perWebhook`
+ * calls in flight and no workspace more than `perWorkspace`, counting the worker's own calls in
+ * flight, so receivers that hang hold only their own share; what is due beyond that stays
+ * unclaimed, for the next round or another worker. The webhook's URL and secret are read here,
+ * as they are now: a change applies from the next attempt. `all` tells whether everything due
+ * was claimed: fewer rows than the limit, none left for room.
  */
 async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date, claim: Claim): Promise<{ due: DueDelivery[]; all: boolean }> {
-  const { limit, leaseMs, perWebhook, inFlight } = claim;
+  const { limit, leaseMs, perWebhook, perWorkspace, inFlight, inFlightByWorkspace } = claim;
   const nowIso = now.toISOString();
   let due = trx
     .selectFrom('deliveries')
@@ -188,43 +194,80 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date,
     // Bound, unlike rowLimit: the room left differs from round to round, and a statement of its
     // own per value would crowd the statement cache; a round can afford SQLite's re-prepare.
     .limit(limit);
-  const saturated = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
-  if (saturated.length) due = due.where('deliveries.webhook_id', 'not in', saturated);
+  const fullWebhooks = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
+  const fullWorkspaces = [...inFlightByWorkspace].filter(([, count]) => count >= perWorkspace).map(([id]) => id);
+  if (fullWebhooks.length) due = due.where('deliveries.webhook_id', 'not in', fullWebhooks);
+  if (fullWorkspaces.length) due = due.where('deliveries.workspace_id', 'not in', fullWorkspaces);
   if (dialect.supportsSkipLocked) due = due.forUpdate(['deliveries']).skipLocked();
-  const room = new Map<string, number>();
-  const claimed: DueDelivery[] = [];
   const rows = await due.execute();
-  // Webhooks left out for having no room may have more waiting.
-  let all = rows.length < limit && saturated.length === 0;
-  for (const row of rows) {
-    const left = room.get(row.webhook_id) ?? perWebhook - (inFlight.get(row.webhook_id) ?? 0);
-    room.set(row.webhook_id, left - 1);
-    if (left <= 0) {
-      all = false;
-      continue;
-    }
-    claimed.push({
-      id: row.id,
-      workspaceId: row.workspace_id,
-      webhookId: row.webhook_id,
-      eventId: row.event_id,
-      eventType: row.event_type,
-      attemptCount: row.attempt_count,
-      url: row.url,
-      secret: row.secret,
-      // A delivery has its event's id, type and workspace (fanOut).
-      message: eventMessageText({
-        id: row.event_id, type: row.event_type, created_at: row.created_at, workspace_id: row.workspace_id, collection_id: row.collection_id, data: row.data,
-      }),
-    });
-  }
-  if (claimed.length === 0) return { due: [], all };
+  const chosen = shareFairly(rows, claim);
+  // Webhooks and workspaces left out for having no room may have more waiting.
+  const all = rows.length < limit && chosen.length === rows.length && fullWebhooks.length === 0 && fullWorkspaces.length === 0;
+  if (chosen.length === 0) return { due: [], all };
   await trx
     .updateTable('deliveries')
     .set({ locked_until: new Date(now.getTime() + leaseMs).toISOString() })
-    .where('id', 'in', claimed.map((delivery) => delivery.id))
+    .where('id', 'in', chosen.map((row) => row.id))
     .execute();
+  const claimed = chosen.map((row) => ({
+    id: row.id,
+    workspaceId: row.workspace_id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    attemptCount: row.attempt_count,
+    url: row.url,
+    secret: row.secret,
+    // A delivery has its event's id, type and workspace (fanOut).
+    message: eventMessageText({
+      id: row.event_id, type: row.event_type, created_at: row.created_at, workspace_id: row.workspace_id, collection_id: row.collection_id, data: row.data,
+    }),
+  }));
   return { due: claimed, all };
+}
+
+/**
+ * Picks which due deliveries to start, round-robin: each turn gives one call to every workspace
+ * that has work and room, the workspaces with the fewest calls in flight first, and within a
+ * workspace to its webhook with the fewest calls in flight. No webhook goes past `perWebhook`
+ * calls in flight, no workspace past `perWorkspace`, and no more than `limit` are picked. Within
+ * one webhook, deliveries keep the order they were due in.
+ */
+export function shareFairly<T extends { workspace_id: string; webhook_id: string }>(rows: readonly T[], claim: Claim): T[] {
+  const { limit, perWebhook, perWorkspace, inFlight, inFlightByWorkspace } = claim;
+  const workspaces = new Map<string, { busy: number; webhooks: Map<string, { busy: number; queue: T[] }> }>();
+  for (const row of rows) {
+    let workspace = workspaces.get(row.workspace_id);
+    if (!workspace) {
+      workspace = { busy: inFlightByWorkspace.get(row.workspace_id) ?? 0, webhooks: new Map() };
+      workspaces.set(row.workspace_id, workspace);
+    }
+    let webhook = workspace.webhooks.get(row.webhook_id);
+    if (!webhook) {
+      webhook = { busy: inFlight.get(row.webhook_id) ?? 0, queue: [] };
+      workspace.webhooks.set(row.webhook_id, webhook);
+    }
+    webhook.queue.push(row);
+  }
+  const picked: T[] = [];
+  for (;;) {
+    const turn = [...workspaces.values()].sort((a, b) => a.busy - b.busy);
+    let progress = false;
+    for (const workspace of turn) {
+      if (picked.length >= limit) return picked;
+      if (workspace.busy >= perWorkspace) continue;
+      let next: { busy: number; queue: T[] } | null = null;
+      for (const webhook of workspace.webhooks.values()) {
+        if (webhook.queue.length > 0 && webhook.busy < perWebhook && (!next || webhook.busy < next.busy)) next = webhook;
+      }
+      if (!next) continue;
+      picked.push(next.queue.shift()!);
+      next.busy += 1;
+      workspace.busy += 1;
+      progress = true;
+    }
+    if (!progress) return picked;
+  }
 }
 
 /** An attempt that has been made, waiting to be logged. */
@@ -341,11 +384,20 @@ async function countDeadDelivery(trx: Executor, webhookId: string, workspaceId: 
   });
 }
 
-/** Removes attempt logs, finished deliveries and delivered events older than 30 days. */
+/**
+ * Removes attempt logs, finished deliveries and delivered events older than 30 days, and the
+ * deliveries a webhook that stayed off has held for longer than that.
+ */
 export async function purgeOldLogs(deps: Deps): Promise<void> {
   const cutoff = new Date(deps.clock.now().getTime() - LOG_RETENTION_MS).toISOString();
   await deps.db.deleteFrom('delivery_attempts').where('at', '<', cutoff).execute();
   await deps.db.deleteFrom('deliveries').where('state', 'in', ['succeeded', 'dead']).where('updated_at', '<', cutoff).execute();
+  await deps.db
+    .deleteFrom('deliveries')
+    .where('state', '=', 'pending')
+    .where('created_at', '<', cutoff)
+    .where('webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('enabled', '=', 0))
+    .execute();
   await deps.db
     .deleteFrom('events')
     .where('fanned_out_at', '<', cutoff)

@@ -6,8 +6,10 @@ import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, t
 import { senderFor } from './guard-options.js';
 
 export interface WorkerOptions {
-  /** Calls in flight at once, over all webhooks. */
+  /** Calls in flight at once, over all workspaces. */
   concurrency: number;
+  /** Calls in flight at once for one workspace: its receivers, however slow, hold at most this many. */
+  perWorkspace: number;
   /** Calls in flight at once to one webhook: a slow receiver holds at most this many slots. */
   perWebhook: number;
   /** Longest sleep when nothing wakes the worker: the safety net behind the wake-ups. */
@@ -27,7 +29,11 @@ const STDERR_LOG: WarningLog = {
   warn: ({ err }, message) => process.emitWarning(`${message}: ${err instanceof Error ? err.message : String(err)}`),
 };
 
-const DEFAULTS: WorkerOptions = { concurrency: 64, perWebhook: 16, idleMs: 1000, leaseMs: 60_000, log: STDERR_LOG };
+/**
+ * A call in flight costs a socket and a few kilobytes, so the process-wide cap is set far above
+ * what one workspace may hold: 32 workspaces whose receivers all hang still leave room for the rest.
+ */
+const DEFAULTS: WorkerOptions = { concurrency: 1024, perWorkspace: 32, perWebhook: 16, idleMs: 1000, leaseMs: 60_000, log: STDERR_LOG };
 const PURGE_EVERY_MS = 3600_000;
 const FAN_OUT_BATCH = 500;
 /**
@@ -53,7 +59,9 @@ const LOG_DELAY_MS = 5;
  */
 export class DeliveryWorker {
   private readonly options: WorkerOptions;
+  /** Calls in flight per webhook id, and per workspace id. */
   private readonly inFlight = new Map<string, number>();
+  private readonly inFlightByWorkspace = new Map<string, number>();
   private readonly attempts = new Set<Promise<void>>();
   /** Webhooks the last claim found work for: likely to have more. */
   private readonly lastClaimed = new Set<string>();
@@ -224,7 +232,7 @@ export class DeliveryWorker {
       this.lastClaimed.clear();
       for (const delivery of done.due) this.lastClaimed.add(delivery.webhookId);
     }
-    for (const delivery of done.due) this.track(this.attempt(delivery), delivery.webhookId);
+    for (const delivery of done.due) this.track(this.attempt(delivery), delivery);
     return done;
   }
 
@@ -235,11 +243,18 @@ export class DeliveryWorker {
    * to find other webhooks with work: each one found counts in full from the next round on.
    */
   private claim(): Claim {
-    const { concurrency, leaseMs, perWebhook } = this.options;
+    const { concurrency, leaseMs, perWebhook, perWorkspace } = this.options;
     let room = Math.ceil(perWebhook / 4);
     for (const count of this.inFlight.values()) room += Math.max(0, perWebhook - count);
     for (const webhookId of this.lastClaimed) if (!this.inFlight.has(webhookId)) room += perWebhook;
-    return { limit: Math.min(concurrency - this.attempts.size, room), leaseMs, perWebhook, inFlight: this.inFlight };
+    return {
+      limit: Math.min(concurrency - this.attempts.size, room),
+      leaseMs,
+      perWebhook,
+      perWorkspace,
+      inFlight: this.inFlight,
+      inFlightByWorkspace: this.inFlightByWorkspace,
+    };
   }
 
   private warnUnrecorded(error: unknown, deliveryId: string): void {
@@ -247,14 +262,14 @@ export class DeliveryWorker {
     this.options.log.warn({ err: error, deliveryId }, 'delivery worker: could not record an attempt; it will be attempted again');
   }
 
-  private track(attempt: Promise<void>, webhookId: string): void {
-    this.inFlight.set(webhookId, (this.inFlight.get(webhookId) ?? 0) + 1);
+  private track(attempt: Promise<void>, { webhookId, workspaceId }: DueDelivery): void {
+    count(this.inFlight, webhookId, 1);
+    count(this.inFlightByWorkspace, workspaceId, 1);
     this.attempts.add(attempt);
     void attempt.finally(() => {
       this.attempts.delete(attempt);
-      const left = (this.inFlight.get(webhookId) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(webhookId, left);
-      else this.inFlight.delete(webhookId);
+      count(this.inFlight, webhookId, -1);
+      count(this.inFlightByWorkspace, workspaceId, -1);
       // A slot is free and an attempt waits to be logged.
       this.wake(false);
     });
@@ -278,4 +293,11 @@ export class DeliveryWorker {
       this.warnUnrecorded(error, delivery.id);
     }
   }
+}
+
+/** Adds `by` to a count kept in a map, dropping the entry when it reaches zero. */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
 }

@@ -7,6 +7,7 @@ import type { AttemptResult } from '../../delivery/send.js';
 import { newSigningSecret } from '../../delivery/sign.js';
 import { BlockedUrl, checkWebhookUrl } from '../../delivery/url-guard.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
+import { notifyEventsWritten } from '../events/outbox-signal.js';
 import { EVENT_TYPES, type EventMessage } from '../events/outbox.js';
 
 export const ALL_EVENTS = '*';
@@ -97,6 +98,7 @@ export async function createWebhook(deps: Deps, context: WebhookContext, input: 
   const now = deps.clock.now().toISOString();
   const secret = newSigningSecret();
   return deps.db.transaction().execute(async (trx) => {
+    await checkRoomForWebhook(deps, trx, context.workspaceId);
     const collections = await resolveCollections(trx, context.workspaceId, input.collections);
     const row: WebhooksTable = {
       id: newId('wh', Date.parse(now)),
@@ -115,6 +117,26 @@ export async function createWebhook(deps: Deps, context: WebhookContext, input: 
     await audit(trx, deps, context, 'webhook.created', row.id, { url: row.url, events, collections });
     return { webhook: toWebhookView(row), secret };
   });
+}
+
+/**
+ * A workspace holds at most `webhooksPerWorkspace` webhooks, so that no tenant can claim the
+ * worker's capacity by numbers. Concurrent creates are counted one after the other: PostgreSQL
+ * locks the workspace's row until the transaction ends; SQLite runs one transaction at a time.
+ */
+async function checkRoomForWebhook(deps: Deps, trx: Executor, workspaceId: string): Promise<void> {
+  let workspace = trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId);
+  if (deps.dialect.supportsRowLocks) workspace = workspace.forUpdate();
+  await workspace.execute();
+  const { count } = await trx
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  const limit = deps.config.webhooksPerWorkspace;
+  if (Number(count) >= limit) {
+    throw new AppError('CONFLICT', `This workspace already has ${limit} webhooks, the most it may hold. Delete one it no longer needs, or point one webhook at several events and collections.`, { limit });
+  }
 }
 
 export async function listWebhooks(deps: Deps, workspaceId: string): Promise<WebhookView[]> {
@@ -148,9 +170,12 @@ export async function deleteWebhook(deps: Deps, context: WebhookContext, id: str
   });
 }
 
-/** Enabling clears the dead-in-a-row counter (docs/design.md §7); disabling by hand is `manual`. */
+/**
+ * Enabling clears the dead-in-a-row counter (docs/design.md §7) and lets the worker send the
+ * deliveries held while the webhook was off; disabling by hand is `manual`.
+ */
 export async function setWebhookEnabled(deps: Deps, context: WebhookContext, id: string, enabled: boolean): Promise<WebhookView> {
-  return deps.db.transaction().execute(async (trx) => {
+  const view = await deps.db.transaction().execute(async (trx) => {
     const row = await findWebhook(trx, context.workspaceId, id);
     const changes = enabled
       ? { enabled: 1, disabled_reason: null, dead_streak: 0, updated_at: deps.clock.now().toISOString() }
@@ -159,6 +184,9 @@ export async function setWebhookEnabled(deps: Deps, context: WebhookContext, id:
     await audit(trx, deps, context, enabled ? 'webhook.enabled' : 'webhook.disabled', id);
     return toWebhookView({ ...row, ...changes });
   });
+  // The held deliveries are due now: wake this process's worker (others find them by their poll).
+  if (enabled) notifyEventsWritten();
+  return view;
 }
 
 /** A new secret that signs from the next attempt on; the old one stops at once (no overlap). */

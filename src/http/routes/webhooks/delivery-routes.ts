@@ -37,7 +37,13 @@ export const registerGetDelivery: RegisterRoute = (app, deps) =>
       summary: 'One delivery with every attempt: status, duration, response and error',
       tags: ['webhooks'],
       params: DeliveryParams,
-      response: { 200: Type.Object({ ...Delivery.properties, attempts: Type.Array(Attempt) }) },
+      response: {
+        200: Type.Object({
+          ...Delivery.properties,
+          body: Type.String({ description: 'The exact bytes every attempt sent and signed: the event message.' }),
+          attempts: Type.Array(Attempt),
+        }),
+      },
     },
     handler: async (request) => getDelivery(deps, inWorkspace(request).workspaceId, request.params.wh, request.params.dlv),
   });
@@ -46,10 +52,17 @@ export const registerReplayDelivery: RegisterRoute = (app, deps) =>
   app.post('/v1/webhooks/:wh/deliveries/:dlv/replay', {
     config: { operation: 'webhooks.deliveries.replay', access: MANAGE_WEBHOOKS },
     schema: {
-      summary: 'Send the event again as a new delivery (same x-baas-delivery, fresh attempts)',
+      summary: 'Send the event again',
+      description:
+        'A finished delivery (succeeded or dead) is sent again as a new delivery: 201, the same x-baas-delivery, fresh attempts. ' +
+        'A delivery still waiting for a retry is not doubled: its next attempt is brought forward to now (200, the same delivery); ' +
+        'one being attempted at this moment is answered as it is (200).',
       tags: ['webhooks'],
       params: DeliveryParams,
-      response: { 201: Delivery },
+      response: { 200: Delivery, 201: Delivery },
     },
-    handler: async (request, reply) => reply.status(201).send(await replayDelivery(deps, webhookContext(request), request.params.wh, request.params.dlv)),
+    handler: async (request, reply) => {
+      const { delivery } = await replayDelivery(deps, webhookContext(request), request.params.wh, request.params.dlv);
+      return reply.status(delivery.id === request.params.dlv ? 200 : 201).send(delivery);
+    },
   });

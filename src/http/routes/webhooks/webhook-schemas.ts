@@ -50,8 +50,9 @@ export const Delivery = Type.Object({
   eventType: Type.String(),
   webhookId: Type.String(),
   state: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('dead')]),
+  held: Type.Boolean({ description: 'Pending while the webhook is off: kept, and sent once it is enabled again.' }),
   attemptCount: Type.Integer(),
-  nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+  nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'When the next attempt is due; null when none is coming (finished, or held).' }),
   createdAt: Timestamp,
 });
 
