@@ -70,7 +70,7 @@ class SlowReceiver {
 
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as net.AddressInfo).port}/hooks`;
+    return `http://localhost:${(this.server.address() as net.AddressInfo).port}/hooks`;
   }
 
   /** Resolves once `done()` holds, checked now and after every call; fails after `timeoutMs`. */

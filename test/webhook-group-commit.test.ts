@@ -87,7 +87,7 @@ describeEachEngine('webhook attempts logged together', (engine) => {
     await new Promise<void>((resolve) => doomed.listen(0, '127.0.0.1', resolve));
     try {
       const { body: kept } = await owner.post('/v1/webhooks', { url, events: ['record.created'] });
-      const created = await owner.post('/v1/webhooks', { url: `http://127.0.0.1:${(doomed.address() as AddressInfo).port}/`, events: ['record.created'] });
+      const created = await owner.post('/v1/webhooks', { url: `http://localhost:${(doomed.address() as AddressInfo).port}/`, events: ['record.created'] });
       doomedId = created.body.id;
       const warnings: string[] = [];
       const worker = new DeliveryWorker(t.deps, { log: { warn: (_details, message) => warnings.push(message) } });

@@ -10,7 +10,11 @@ import { DeliveryWorker } from '../src/delivery/worker.js';
 import { signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp } from './support/harness.js';
 
-/** A certificate for 127.0.0.1 that no system trusts: the tests make it, the config trusts it. */
+/**
+ * A certificate for 127.0.0.1 that no system trusts: the tests make it, the config trusts it. An
+ * address literal is enough here: this is about which CAs are trusted. Names over TLS (a name
+ * the certificate carries, and one it does not) are in webhook-host-names.test.ts.
+ */
 let dir: string;
 let certFile: string;
 let server: Server;

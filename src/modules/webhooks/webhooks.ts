@@ -5,7 +5,7 @@ import { hasPrefix, newId } from '../../ids.js';
 import { guardOptions, senderFor } from '../../delivery/guard-options.js';
 import type { AttemptResult } from '../../delivery/send.js';
 import { newSigningSecret } from '../../delivery/sign.js';
-import { BlockedUrl, checkWebhookUrl } from '../../delivery/url-guard.js';
+import { BlockedUrl, checkWebhookUrl, type BlockReason } from '../../delivery/url-guard.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { notifyEventsWritten } from '../events/outbox-signal.js';
 import { EVENT_TYPES, type EventMessage } from '../events/outbox.js';
@@ -48,15 +48,31 @@ export function toWebhookView(row: WebhooksTable): WebhookView {
   };
 }
 
-/** Checks the URL against docs/design.md §7; a broken rule is 400 INVALID_WEBHOOK_URL naming it. */
+/**
+ * Checks the URL against docs/design.md §7; a broken rule is 400 INVALID_WEBHOOK_URL naming the
+ * rule, with how to test against a receiver on one's own machine where that is what was tried.
+ */
 async function checkUrl(deps: Deps, url: string): Promise<void> {
   try {
     await checkWebhookUrl(url, guardOptions(deps));
   } catch (error) {
-    if (error instanceof BlockedUrl) throw new AppError('INVALID_WEBHOOK_URL', error.message, { reason: error.reason, field: 'body.url' });
+    if (error instanceof BlockedUrl) {
+      const hint = BLOCKED_URL_HINTS[error.reason];
+      throw new AppError('INVALID_WEBHOOK_URL', hint ? `${error.message} ${hint}` : error.message, { reason: error.reason, field: 'body.url' });
+    }
     throw error;
   }
 }
+
+const LOCAL_TESTING =
+  'Webhooks call only public addresses, so that nobody can use them to reach a private network. To test with a receiver on your own machine, ' +
+  'start Plainbase with PLAINBASE_ENV=development and PLAINBASE_WEBHOOK_ALLOW_PRIVATE=1 (for testing only; see docs/webhooks.md).';
+const BLOCKED_URL_HINTS: Partial<Record<BlockReason, string>> = {
+  scheme: 'Receivers must use https in production; PLAINBASE_ENV=development also allows http:// for local testing (see docs/webhooks.md).',
+  'internal-hostname': LOCAL_TESTING,
+  'private-address': LOCAL_TESTING,
+  credentials: 'Put a secret in the path or check the signature instead: every delivery is signed (see docs/webhooks.md).',
+};
 
 function checkEvents(events: string[]): string[] {
   const unique = [...new Set(events)];
