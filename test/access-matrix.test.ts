@@ -11,7 +11,7 @@ import { buildMatrixWorld, LATER_MS, MATRIX_CONFIG, type Caller, type CallerKind
 
 /**
  * The access matrix: every route the app declares, against every kind of caller, each answer
- * checked against the abilities table (src/abilities.ts data, docs/design.md §3-§5, docs/design.md §4).
+ * checked against the abilities table (src/abilities.ts data, docs/design.md §4; routes: docs/design.md §5).
  * The expectations are worked out here from the tables, never by asking the app's own checks.
  * A new route joins by itself; one with a path parameter this file cannot fill fails until
  * PARAMS names a fixture for it.

@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 
 /**
- * What differs between SQLite and PostgreSQL lives here and nowhere else (STYLE.md habit 7).
+ * What differs between SQLite and PostgreSQL lives here and nowhere else (docs/design.md §1).
  * The rest of the code asks this module, never `if (postgres)`.
  */
 export type Engine = 'sqlite' | 'postgres';

@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Where webhooks may call (docs/design.md §7, docs/design.md §7): checked when a URL is saved and again at
+ * Where webhooks may call (docs/design.md §7): checked when a URL is saved and again at
  * every attempt, on every address the name resolves to. Only globally routable unicast
  * addresses pass; every special range (loopback, private, link-local, unique-local, CGNAT,
  * unspecified, broadcast, multicast, reserved, and IPv4 embedded in IPv6 by mapping, NAT64,

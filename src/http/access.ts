@@ -12,7 +12,7 @@ export type AlsoNeeds = (query: unknown) => Ability | null;
  * - workspace: a caller in the workspace holding `ability`; `publicRead` routes also answer
  *   anonymous callers when the collection is public. `alsoNeeds` names a further ability that
  *   some requests need (DELETE with ?permanent=true needs records:purge): the route checks it,
- *   and a key is refused PERSON_REQUIRED for it before any scope is looked at (docs/design.md §4).
+ *   and a key is refused PERSON_REQUIRED for it before any scope is looked at (docs/design.md §4, rule 2).
  */
 export type Access =
   | { kind: 'open' }

@@ -34,7 +34,7 @@ declare module 'fastify' {
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * The one place that decides whether a caller may use a route (STYLE.md habit 5): it reads the
+ * The one place that decides whether a caller may use a route (docs/design.md §4): it reads the
  * route's declared access, identifies the caller and checks the ability against the caller's
  * role as it is now in the database. It returns a promise only when it has to wait (a session, or
  * a key on PostgreSQL): with a key on SQLite the whole check runs synchronously, which is most of

@@ -129,7 +129,7 @@ export function fieldError(error: unknown, field: string): string | undefined {
   return match.message || (error as ApiError).message;
 }
 
-/** One page of a cursor-paged list (docs/design.md §5); `total` only when asked for with count=true. */
+/** One page of a cursor-paged list (docs/design.md §2); `total` only from the record list's count=true (§5). */
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
