@@ -105,9 +105,12 @@ describeEachEngine('webhook delivery', (engine) => {
   it('refuses a private target unless allowed, at save and at every attempt', async () => {
     const strict = await startTestApp(engine, { env: 'development' });
     const strictOwner = await signedInOwner(strict);
+    // By name (the receiver's own URL), and by the address that name resolves to.
     const refused = await strictOwner.post('/v1/webhooks', { url, events: ['*'] });
     expect(refused.status).toBe(400);
-    expect(refused.body.error).toMatchObject({ code: 'INVALID_WEBHOOK_URL', details: { reason: 'private-address' } });
+    expect(refused.body.error).toMatchObject({ code: 'INVALID_WEBHOOK_URL', details: { reason: 'internal-hostname' } });
+    const byAddress = await strictOwner.post('/v1/webhooks', { url: url.replace('localhost', '127.0.0.1'), events: ['*'] });
+    expect(byAddress.body.error).toMatchObject({ code: 'INVALID_WEBHOOK_URL', details: { reason: 'private-address' } });
     await strict.close();
   });
 });
