@@ -308,10 +308,30 @@ describe('dashboard: keys, service accounts and webhooks', () => {
     await page.reload();
     const banner = page.getByRole('alert').filter({ hasText: 'This webhook was switched off automatically' });
     await banner.waitFor();
+    expect(await textOf(banner)).toContain('held');
+
+    // An event while it is off is held, shown as such with the body it will send, and sent on enable.
+    const before = receiver.received.length;
+    const made = await callApi(d.context.request, 'POST', '/v1/collections/leads/records', { data: { name: 'While off' } });
+    expect(made.status).toBe(201);
+    const log = page.getByRole('list', { name: 'Deliveries, newest first' });
+    const held = log.getByRole('listitem').filter({ hasText: 'Held' });
+    await eventually(async () => {
+      await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+      return (await held.count()) === 1;
+    }, 'the held delivery in the log');
+    await held.getByRole('button', { name: /Show attempts/ }).click();
+    await held.getByText('No attempt yet: held until the webhook is enabled.').waitFor();
+    await held.getByText('Body sent').click();
+    expect(await textOf(held)).toContain('While off');
     await d.shot('webhook-auto-disabled');
+    expect(receiver.received.length).toBe(before);
+
     await page.getByRole('button', { name: 'Enable', exact: true }).click();
     await page.getByRole('button', { name: 'Disable', exact: true }).waitFor();
     expect(await banner.count()).toBe(0);
+    await eventually(async () => receiver.received.length > before, 'the held delivery, sent once enabled');
+    expect(JSON.parse(receiver.received.at(-1)!.body.toString()).data.record.data).toEqual({ name: 'While off' });
 
     // And on a phone-sized screen.
     const narrow = await d.newContext({ narrow: true });

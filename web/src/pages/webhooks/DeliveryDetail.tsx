@@ -5,7 +5,10 @@ import { useLoad } from '../../ui/useLoad.js';
 import { AttemptDetails } from './AttemptDetails.js';
 import type { Delivery, DeliveryWithAttempts } from './webhook-types.js';
 
-/** One delivery's attempts, newest last, and Replay: the same event again as a new delivery. */
+/**
+ * One delivery: the body it sends, its attempts (newest last), and Replay: a finished delivery is
+ * sent again as a new one; one waiting for a retry has the retry brought forward.
+ */
 export function DeliveryDetail(props: { webhookId: string; deliveryId: string; onReplayed: (replay: Delivery) => void }): React.JSX.Element {
   const path = `/v1/webhooks/${props.webhookId}/deliveries/${props.deliveryId}`;
   const delivery = useLoad(() => api<DeliveryWithAttempts>('GET', path), path);
@@ -18,7 +21,11 @@ export function DeliveryDetail(props: { webhookId: string; deliveryId: string; o
     setReplayError(null);
     try {
       const replayed = await api<Delivery>('POST', `${path}/replay`);
-      setReplayedAs(replayed.id);
+      setReplayedAs(
+        replayed.id === props.deliveryId
+          ? 'Its next attempt is brought forward to now (it was still waiting, so it is not sent twice).'
+          : `Sent again as a new delivery (${replayed.id}); the receiver sees the same x-baas-delivery id.`,
+      );
       props.onReplayed(replayed);
     } catch (caught) {
       setReplayError(caught);
@@ -32,7 +39,15 @@ export function DeliveryDetail(props: { webhookId: string; deliveryId: string; o
     <div className="delivery-detail">
       <ErrorText error={delivery.error} />
       {delivery.loading && !delivery.data ? <p role="status">Loading attempts…</p> : null}
-      {delivery.data && attempts.length === 0 ? <p className="empty">No attempt yet: it is waiting to be sent.</p> : null}
+      {delivery.data ? (
+        <details className="delivery-body">
+          <summary>Body sent</summary>
+          <pre>{prettyBody(delivery.data.body)}</pre>
+        </details>
+      ) : null}
+      {delivery.data && attempts.length === 0 ? (
+        <p className="empty">{delivery.data.held ? 'No attempt yet: held until the webhook is enabled.' : 'No attempt yet: it is waiting to be sent.'}</p>
+      ) : null}
       {attempts.map((attempt, index) => (
         <AttemptDetails key={attempt.id} attempt={attempt} title={`Attempt ${index + 1}`} />
       ))}
@@ -45,9 +60,18 @@ export function DeliveryDetail(props: { webhookId: string; deliveryId: string; o
         </button>
       </div>
       <p role="status" className="hint">
-        {replayedAs ? `Sent again as a new delivery (${replayedAs}); the receiver sees the same x-baas-delivery id.` : ''}
+        {replayedAs ?? ''}
       </p>
       <ErrorText error={replayError} />
     </div>
   );
+}
+
+/** The body as sent is one line of JSON; shown indented (the bytes signed are the ones sent). */
+function prettyBody(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
 }

@@ -70,7 +70,13 @@ export function DeliveryLog(props: { webhookId: string }): React.JSX.Element {
               <div className="delivery-summary">
                 <div>
                   <code className="delivery-event">{delivery.eventType}</code>{' '}
-                  <span className={`state state-${delivery.state}`}>{STATE_WORDS[delivery.state]}</span>
+                  {delivery.held ? (
+                    <span className="state state-held" title="Kept while the webhook is off; sent when it is enabled again">
+                      Held
+                    </span>
+                  ) : (
+                    <span className={`state state-${delivery.state}`}>{STATE_WORDS[delivery.state]}</span>
+                  )}
                   <div className="hint">
                     {delivery.attemptCount} attempt{delivery.attemptCount === 1 ? '' : 's'} · created{' '}
                     <Time value={delivery.createdAt} />

@@ -68,13 +68,15 @@ export function WebhookPage(): React.JSX.Element {
 
       {webhook.disabledReason === 'auto' ? (
         <div className="banner banner-danger" role="alert">
-          <strong>This webhook was switched off automatically</strong> after 25 deliveries in a row failed every attempt. Its deliveries are waiting, not lost.
-          Fix the receiver, send a ping to check it, then enable the webhook: the waiting deliveries resume.
+          <strong>This webhook was switched off automatically</strong> after 25 deliveries in a row failed every attempt. Nothing is lost: the deliveries
+          that were waiting, and every event since, are held (marked Held in the log below, kept up to 30 days). Fix the receiver, send a ping to check
+          it, then enable the webhook: everything held is sent.
         </div>
       ) : null}
       {webhook.disabledReason === 'manual' ? (
         <div className="banner" role="note">
-          This webhook is switched off. Its deliveries wait until it is enabled again.
+          This webhook is switched off. Events it listens to are still recorded as held deliveries (marked Held in the log below, kept up to 30 days)
+          and are all sent when it is enabled again.
         </div>
       ) : null}
 

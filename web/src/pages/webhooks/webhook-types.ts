@@ -27,6 +27,8 @@ export interface Delivery {
   eventType: string;
   webhookId: string;
   state: 'pending' | 'succeeded' | 'dead';
+  /** Pending while the webhook is off: kept, and sent once it is enabled again. */
+  held: boolean;
   attemptCount: number;
   nextAttemptAt: string | null;
   createdAt: string;
@@ -47,6 +49,8 @@ export interface Attempt extends AttemptResult {
 }
 
 export interface DeliveryWithAttempts extends Delivery {
+  /** The exact bytes every attempt sent and signed: the event message. */
+  body: string;
   attempts: Attempt[];
 }
 
