@@ -7,6 +7,8 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyRequest, type RouteOptions } from 'fastify';
 import type { Deps } from './deps.js';
 import { AppError } from './errors.js';
+import { closeEventStreams } from './http/routes/events/stream-events.js';
+import { closeHub } from './modules/events/event-hub.js';
 import { closeSender } from './delivery/guard-options.js';
 import { closeFileStore } from './storage/store-for.js';
 import { newId } from './ids.js';
@@ -102,6 +104,11 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   // The webhook connection pool and the file store's connections belong to the app: closed with it.
   app.addHook('onClose', () => closeSender(deps));
   app.addHook('onClose', () => closeFileStore(deps));
+  // Before the server waits for open requests to end: an event stream never ends by itself.
+  app.addHook('preClose', async () => {
+    await closeEventStreams(deps);
+    closeHub(deps);
+  });
 
   registerOperations(app, deps, metrics);
   for (const register of apiRoutes) register(app, deps);

@@ -37,6 +37,10 @@ export interface Config {
   webhookCaFile: string | null;
   /** Most webhooks one workspace may hold. */
   webhooksPerWorkspace: number;
+  /** Event streams one caller (key or person) may hold open in this process. */
+  streamsPerCaller: number;
+  /** Event streams this process holds open at once. */
+  streamsPerProcess: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
@@ -202,6 +206,16 @@ export const VARIABLES = {
     default: '(none)',
     meaning: 'Path to a PEM file of extra certificate authorities to trust for webhook HTTPS, for receivers behind a private CA.',
   },
+  STREAMS_PER_CALLER: {
+    parse: wholeNumber(1, 100_000).default(10),
+    default: '10',
+    meaning: 'Event streams (`GET /v1/events/stream`) one API key or signed-in person may hold open at once in this process; one more answers 429.',
+  },
+  STREAMS_PER_PROCESS: {
+    parse: wholeNumber(1, 1_000_000).default(1000),
+    default: '1000',
+    meaning: 'Event streams this process holds open at once, over all callers; one more answers 429.',
+  },
   WEBHOOKS_PER_WORKSPACE: {
     parse: wholeNumber(1, 100_000).default(50),
     default: '50',
@@ -306,6 +320,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
     webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
     webhooksPerWorkspace: v.WEBHOOKS_PER_WORKSPACE,
+    streamsPerCaller: v.STREAMS_PER_CALLER,
+    streamsPerProcess: v.STREAMS_PER_PROCESS,
     fileMaxBytes: v.FILE_MAX_BYTES,
     s3,
   };

@@ -33,6 +33,14 @@ export interface Dialect {
    * PostgreSQL delivers a NOTIFY only when the transaction commits, so listeners never wake early.
    */
   notifyEvents: RawBuilder<unknown> | null;
+  /** Tells other processes that events took their place in the sequence (the event feed's order), or null. */
+  notifyEventsSequenced: RawBuilder<unknown> | null;
+  /**
+   * Held until the transaction ends, so that events are given their places in the sequence by one
+   * transaction at a time, and so in the order they become visible; null where transactions
+   * already run one at a time (SQLite's one connection).
+   */
+  sequencingLock: RawBuilder<unknown> | null;
   /** Whether claims can skip rows other workers have locked (SELECT … FOR UPDATE SKIP LOCKED). */
   supportsSkipLocked: boolean;
   /**
@@ -136,6 +144,8 @@ const sqliteDialect: Dialect = {
   jsonText: (value) => value as string,
   jsonArrayTexts: (parameter) => `select value from json_each(${parameter})`,
   notifyEvents: null,
+  notifyEventsSequenced: null,
+  sequencingLock: null,
   supportsSkipLocked: false,
   supportsRowLocks: false,
   parameter: () => '?',
@@ -186,6 +196,9 @@ const postgresDialect: Dialect = {
   jsonText: (value) => JSON.stringify(value),
   jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
   notifyEvents: sql`select pg_notify('plainbase_events', '')`,
+  notifyEventsSequenced: sql`select pg_notify('plainbase_events_sequenced', '')`,
+  // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
+  sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
   supportsSkipLocked: true,
   supportsRowLocks: true,
   parameter: (position) => `$${position}`,

@@ -133,6 +133,8 @@ export interface EventsTable {
   created_at: string;
   /** Set once the worker has created this event's deliveries. */
   fanned_out_at: string | null;
+  /** The event's place in the order events were fanned out (the event feed's order); null until then. */
+  seq: number | null;
 }
 
 export interface IdempotencyKeysTable {

@@ -1,10 +1,11 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { Dialect } from '../db/dialect.js';
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../db/schema.js';
 import { rowLimit } from '../db/row-limit.js';
 import { madeBefore, newId } from '../ids.js';
 import { recordAudit } from '../modules/audit/audit.js';
+import { notifyEventsSequenced } from '../modules/events/outbox-signal.js';
 import { eventMessageText } from '../modules/events/outbox.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from './schedule.js';
 import type { AttemptResult } from './send.js';
@@ -81,8 +82,25 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, ba
   for (let start = 0; start < deliveries.length; start += 500) {
     await trx.insertInto('deliveries').values(deliveries.slice(start, start + 500)).execute();
   }
-  await trx.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', events.map((event) => event.id)).execute();
+  await markFannedOut(trx, dialect, events.map((event) => event.id), now);
   return { events: events.length, deliveries: deliveries.length };
+}
+
+/**
+ * Marks events fanned out and gives them their places in the sequence, after every event
+ * sequenced before (see migration 0010), in id order within the batch.
+ */
+async function markFannedOut(trx: Transaction<Database>, dialect: Dialect, ids: string[], now: string): Promise<void> {
+  if (dialect.sequencingLock) await dialect.sequencingLock.execute(trx);
+  const { last } = await trx
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('seq').as('last'))
+    .where('seq', 'is not', null)
+    .executeTakeFirstOrThrow();
+  await sql`update events set fanned_out_at = ${now}, seq = ${Number(last ?? 0)} + ranked.place
+    from (select id, row_number() over (order by id) as place from events where id in (${sql.join(ids)})) as ranked
+    where events.id = ranked.id`.execute(trx);
+  await dialect.notifyEventsSequenced?.execute(trx);
 }
 
 export function newDelivery(workspaceId: string, webhookId: string, eventId: string, eventType: string, now: string): DeliveriesTable {
@@ -145,7 +163,7 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
   const { finished } = round;
   if (round.fanOut <= 0 && finished.length === 0 && !round.claim) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  const done = await deps.db.transaction().execute(async (trx): Promise<RoundDone> => {
     const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, now, round.fanOut) : NOTHING_FANNED_OUT;
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
@@ -153,6 +171,8 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
     const { due, all } = await claimDue(trx, deps.dialect, now, claim);
     return { fannedOut, due, claimedAll: all };
   });
+  if (done.fannedOut.events > 0) notifyEventsSequenced();
+  return done;
 }
 
 /** Logs attempts and moves their deliveries on, in one transaction (see writeAttempts). */

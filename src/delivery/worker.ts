@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import pg from 'pg';
 import type { Deps } from '../deps.js';
+import { listenForNotifications } from '../db/notifications.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
 import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from './deliveries-store.js';
 import { senderFor } from './guard-options.js';
@@ -97,14 +97,7 @@ export class DeliveryWorker {
 
   /** On PostgreSQL, API processes without a worker wake this one with NOTIFY. */
   private listenToOtherProcesses(): () => void {
-    const { database } = this.deps.config;
-    if (database.engine !== 'postgres') return () => undefined;
-    const client = new pg.Client({ connectionString: database.url });
-    client.on('notification', () => this.wake(true));
-    // A lost listener only costs latency (the idle poll still runs), never deliveries.
-    client.on('error', () => undefined);
-    client.connect().then(() => client.query('listen plainbase_events')).catch(() => undefined);
-    return () => void client.end().catch(() => undefined);
+    return listenForNotifications(this.deps.config.database, 'plainbase_events', () => this.wake(true));
   }
 
   /** Wake from another process's NOTIFY, or from anything else that knows work arrived. */

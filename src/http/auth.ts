@@ -192,3 +192,9 @@ export function signedInPerson(request: FastifyRequest): Person {
   if (!request.auth.person) throw new Error(`route ${request.routeOptions.url} used signedInPerson without person access`);
   return request.auth.person;
 }
+
+/** Whether the caller holds an ability, as requireAbility would judge it, without refusing. */
+export function callerMay(auth: AuthContext, ability: Ability): boolean {
+  if (auth.key) return !isPersonOnly(ability) && keyAllows(auth.key, ability);
+  return auth.role !== null && roleAllows(auth.role, ability);
+}

@@ -33,6 +33,8 @@ import { registerGetKey } from './routes/keys/get-key.js';
 import { registerListKeys } from './routes/keys/list-keys.js';
 import { registerRevokeKey } from './routes/keys/revoke-key.js';
 import { registerRotateKey } from './routes/keys/rotate-key.js';
+import { registerListEvents } from './routes/events/list-events.js';
+import { registerStreamEvents } from './routes/events/stream-events.js';
 import { registerGetMe } from './routes/me/get-me.js';
 import {
   registerCreateServiceAccount,
@@ -134,4 +136,6 @@ export const apiRoutes: RegisterRoute[] = [
   registerListDeliveries,
   registerGetDelivery,
   registerReplayDelivery,
+  registerListEvents,
+  registerStreamEvents,
 ];

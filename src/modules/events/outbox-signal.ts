@@ -17,3 +17,17 @@ export function onEventsWritten(listener: () => void): () => void {
   signal.on('events', listener);
   return () => signal.off('events', listener);
 }
+
+/**
+ * Tells this process's event streams that events took their places in the sequence (the worker
+ * fanned them out), after the transaction that did it committed. Streams in other processes hear
+ * it through PostgreSQL's NOTIFY.
+ */
+export function notifyEventsSequenced(): void {
+  signal.emit('sequenced');
+}
+
+export function onEventsSequenced(listener: () => void): () => void {
+  signal.on('sequenced', listener);
+  return () => signal.off('sequenced', listener);
+}
