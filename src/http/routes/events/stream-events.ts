@@ -125,6 +125,8 @@ class EventStream {
     this.raw.on('close', () => void this.close(null));
     this.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
+      // A stream that ends is not followed by another request on its connection: clients reconnect.
+      connection: 'close',
       'cache-control': 'no-cache, no-transform',
       'x-accel-buffering': 'no',
       'x-request-id': String(this.request.id),
@@ -182,8 +184,9 @@ class EventStream {
     streamsOf(this.deps).streams.delete(this);
     this.release();
     this.subscription?.close();
+    const socket = this.raw.socket;
     if (!this.raw.writableEnded) this.raw.end(reason ? `: closed: ${reason.replace(/[\r\n]+/g, ' ')}\n\n` : undefined);
     // A consumer that reads nothing would keep the socket (and what waits in it) forever.
-    setTimeout(() => this.raw.destroy(), 5000).unref();
+    setTimeout(() => socket?.destroy(), 5000).unref();
   }
 }
