@@ -16,6 +16,16 @@ Commands:
                            PLAINBASE_NEW_OWNER_PASSWORD to keep it out of the shell history)
       --name <name>        their name (default: the part of the email before @)
       --workspace <name>   the workspace's name (default: "default")
+  listen                   Forward a server's events to a receiver on this machine, signed as
+                           webhook deliveries are (see docs/events.md); runs until Ctrl-C
+      --url <url>          the Plainbase server (default: http://127.0.0.1:8080)
+      --key <key>          an API key with read scopes (or set PLAINBASE_KEY)
+      --forward-to <url>   where to POST each event, like http://localhost:3000/hook
+      --print              write each event as a JSON line instead of forwarding it
+      --types <list>       only these event types, comma-separated
+      --collections <list> only these collections (ids or names), comma-separated
+      --since <evt_…>      start after this event instead of from now
+      --secret <whsec_…>   sign with this secret (default: a new one, printed at start)
 
 Options:
   -h, --help               Show this help
@@ -48,6 +58,14 @@ async function run(argv: string[]): Promise<void> {
       password: { type: 'string' },
       name: { type: 'string' },
       workspace: { type: 'string' },
+      url: { type: 'string' },
+      key: { type: 'string' },
+      'forward-to': { type: 'string' },
+      print: { type: 'boolean' },
+      types: { type: 'string' },
+      collections: { type: 'string' },
+      since: { type: 'string' },
+      secret: { type: 'string' },
     },
   });
   const command = positionals[0];
@@ -60,10 +78,14 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
-  if (!['serve', 'migrate', 'create-owner'].includes(command)) throw new UsageError(`unknown command "${command}"; run plainbase --help`);
+  if (!['serve', 'migrate', 'create-owner', 'listen'].includes(command)) throw new UsageError(`unknown command "${command}"; run plainbase --help`);
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"; run plainbase --help`);
+  const listenOptions = LISTEN_OPTIONS.filter((option) => values[option] !== undefined);
+  if (command !== 'listen' && listenOptions.length > 0) throw new UsageError(`--${listenOptions[0]} belongs to listen, not ${command}`);
   const ownerOptions = (['email', 'password', 'name', 'workspace'] as const).filter((option) => values[option] !== undefined);
   if (command !== 'create-owner' && ownerOptions.length > 0) throw new UsageError(`--${ownerOptions[0]} belongs to create-owner, not ${command}`);
+  // A client of a server somewhere: none of the server's own settings apply.
+  if (command === 'listen') return listenCommand(values);
 
   // Values already in the environment win over the .env file.
   dotenv.config({ quiet: true });
@@ -88,6 +110,41 @@ async function run(argv: string[]): Promise<void> {
   // Imported here so that --help and bad settings answer without loading the whole app.
   const { serve } = await import('./main.js');
   return serve(config);
+}
+
+const LISTEN_OPTIONS = ['url', 'key', 'forward-to', 'print', 'types', 'collections', 'since', 'secret'] as const;
+
+async function listenCommand(values: Partial<Record<(typeof LISTEN_OPTIONS)[number], string | boolean>>): Promise<void> {
+  const key = (values.key as string | undefined) ?? process.env.PLAINBASE_KEY;
+  if (!key) throw new UsageError('listen needs --key (or PLAINBASE_KEY)');
+  const print = values.print === true;
+  const forwardTo = values['forward-to'] as string | undefined;
+  if (!print && !forwardTo) throw new UsageError('listen needs --forward-to <url>, or --print');
+  if (print && forwardTo) throw new UsageError('listen takes --forward-to or --print, not both');
+  const url = (values.url as string | undefined) ?? 'http://127.0.0.1:8080';
+  for (const [option, value] of [['url', url], ['forward-to', forwardTo]] as const) {
+    if (value !== undefined && !/^https?:\/\//.test(value)) throw new UsageError(`--${option} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
+  }
+  const { listen, ListenError } = await import('./listen.js');
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  try {
+    await listen({
+      url,
+      key,
+      forwardTo: forwardTo ?? null,
+      print,
+      types: values.types as string | undefined,
+      collections: values.collections as string | undefined,
+      since: values.since as string | undefined,
+      secret: values.secret as string | undefined,
+      signal: stop.signal,
+    });
+  } catch (error) {
+    if (error instanceof ListenError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 async function migrate(config: Config): Promise<void> {

@@ -1,0 +1,123 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { verifyWebhook } from '../sdk/src/verify-webhook.js';
+import { closeSender } from '../src/delivery/guard-options.js';
+import { DeliveryWorker } from '../src/delivery/worker.js';
+import { signedInOwner, type Client } from './support/client.js';
+import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
+
+/**
+ * `plainbase listen` as a developer runs it: the real CLI in a child process, a server listening
+ * on loopback, and a receiver on `localhost` that checks every call with the SDK's verifier.
+ */
+const BIN = fileURLToPath(new URL('../bin/plainbase.js', import.meta.url));
+const SECRET = 'whsec_listen-test-secret-0123456789abcdef';
+
+class Cli {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+  constructor(readonly child: ChildProcessWithoutNullStreams) {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+  static run(args: string[]): Cli {
+    return new Cli(spawn(process.execPath, [BIN, 'listen', ...args], { env: { ...process.env, PLAINBASE_KEY: '' } }));
+  }
+  async until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  async stop(): Promise<number | null> {
+    this.child.kill('SIGINT');
+    return this.exited;
+  }
+}
+
+describeEachEngine('plainbase listen', (engine) => {
+  let t: TestApp;
+  let owner: Client;
+  let worker: DeliveryWorker;
+  let base: string;
+  let receiver: Server;
+  let hook: string;
+  const verified: { type: string; data: any }[] = [];
+  const refused: IncomingHttpHeaders[] = [];
+  beforeEach(async () => {
+    t = await startTestApp(engine);
+    owner = await signedInOwner(t);
+    await owner.post('/v1/collections', { name: 'leads' });
+    worker = new DeliveryWorker(t.deps, { idleMs: 200 });
+    worker.start();
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    verified.length = 0;
+    refused.length = 0;
+    receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', async () => {
+        try {
+          const event = await verifyWebhook(Buffer.concat(chunks), request.headers as Record<string, string>, SECRET);
+          verified.push(event as { type: string; data: any });
+          response.writeHead(204).end();
+        } catch {
+          refused.push(request.headers);
+          response.writeHead(400).end();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    hook = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
+  });
+  afterEach(async () => {
+    receiver.closeAllConnections();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    await worker.stop();
+    await closeSender(t.deps);
+    await t.close();
+  });
+
+  const keyWith = async (scopes: string[]) => (await owner.post('/v1/keys', { name: 'listen', scopes })).body.secret as string;
+
+  it('forwards each event as a signed delivery and prints a line per event with the answer', async () => {
+    const key = await keyWith(['records:read']);
+    const cli = Cli.run(['--url', base, '--key', key, '--forward-to', hook, '--secret', SECRET, '--types', 'record.created']);
+    try {
+      await cli.until(() => cli.stderr.includes('Connected'), 'the CLI to connect');
+      for (const n of [1, 2, 3]) await owner.post('/v1/collections/leads/records', { data: { n } });
+      await cli.until(() => verified.length === 3, 'three verified deliveries');
+      expect(verified.map((event) => event.data.record.data.n)).toEqual([1, 2, 3]);
+      expect(refused).toEqual([]);
+      await cli.until(() => cli.stdout.trim().split('\n').length === 3, 'three printed lines');
+      for (const line of cli.stdout.trim().split('\n')) expect(line).toMatch(/ record\.created {2}evt_[0-9a-z]{26} {2}→ 204 \(\d+ ms\)$/);
+      expect(cli.stderr).toContain(`Signed with ${SECRET}`);
+    } finally {
+      expect(await cli.stop()).toBe(0);
+    }
+  });
+
+  it('prints events as JSON lines from a given event on, and refuses a key the server refuses', async () => {
+    for (const n of [1, 2, 3]) await owner.post('/v1/collections/leads/records', { data: { n } });
+    await worker.drain();
+    const feed = (await owner.get('/v1/events?types=record.created')).body.data.reverse();
+    const key = await keyWith(['records:read']);
+    const cli = Cli.run(['--url', base, '--key', key, '--print', '--types', 'record.created', '--since', feed[0].id]);
+    try {
+      await cli.until(() => cli.stdout.trim().split('\n').length === 2, 'two printed events');
+      expect(cli.stdout.trim().split('\n')).toEqual(feed.slice(1).map((event: unknown) => JSON.stringify(event)));
+    } finally {
+      await cli.stop();
+    }
+
+    const bad = Cli.run(['--url', base, '--key', 'pb_live_nope', '--print']);
+    expect(await bad.exited).toBe(1);
+    expect(bad.stderr).toMatch(/plainbase: the server refused the stream: 401 INVALID_API_KEY/);
+  });
+});
