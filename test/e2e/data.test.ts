@@ -129,6 +129,39 @@ describe('dashboard: data', () => {
     await shown(page.getByText('3 records; showing 3.'));
   });
 
+  it('shows records added, changed and trashed elsewhere as they happen, and stops while paused', async () => {
+    // Another client of the API: the same person's session in a request of its own, not this page.
+    const elsewhere = async (method: 'POST' | 'PATCH' | 'DELETE', url: string, data?: unknown) => {
+      const response = await d.context.request.fetch(url, { method, data, headers: { 'x-baas-workspace': d.owner.workspaceId } });
+      expect(response.status(), await response.text()).toBeLessThan(300);
+      return (await response.json().catch(() => null)) as any;
+    };
+    const margaret = await elsewhere('POST', '/v1/collections/leads/records', { data: { name: 'Margaret', age: 33, status: 'open' } });
+    await shown(rowOf('Margaret'));
+    await shown(page.getByText(`Record ${margaret.id} was added.`));
+    await elsewhere('PATCH', `/v1/collections/leads/records/${margaret.id}`, { data: { status: 'met' } });
+    await shown(rowOf('Margaret').filter({ hasText: 'met' }));
+    expect(await rowOf('Margaret').getAttribute('class')).toContain('row-changed');
+    await d.shot('data-records-live');
+    await elsewhere('DELETE', `/v1/collections/leads/records/${margaret.id}`);
+    await rowOf('Margaret').waitFor({ state: 'detached' });
+    // Gone for good, so the tests after this one find the collection as they left it.
+    await elsewhere('DELETE', `/v1/collections/leads/records/${margaret.id}?permanent=true`);
+
+    await page.getByRole('button', { name: 'Pause live updates' }).click();
+    await shown(page.getByText('Live updates are paused'));
+    await elsewhere('POST', '/v1/collections/leads/records', { data: { name: 'Katherine', age: 41, status: 'open' } });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await rowOf('Katherine').count()).toBe(0);
+    await page.getByRole('button', { name: 'Resume live updates' }).click();
+    await shown(rowOf('Katherine'));
+    const katherine = (await rowOf('Katherine').locator('th, td').first().innerText()).trim();
+    expect(katherine).toMatch(/^rec_/);
+    await elsewhere('DELETE', `/v1/collections/leads/records/${katherine}`);
+    await rowOf('Katherine').waitFor({ state: 'detached' });
+    await elsewhere('DELETE', `/v1/collections/leads/records/${katherine}?permanent=true`);
+  });
+
   it('imports a file with one bad line and reports it; exports what is there', async () => {
     await page.getByRole('button', { name: 'Import…' }).click();
     const lines = ['{"name": "Barbara", "age": 29, "status": "open"}', '{"name": "Bad", "age": -5}', '{"name": "Edsger", "age": 72, "status": "closed"}'];

@@ -1,7 +1,9 @@
+import { createParser } from 'eventsource-parser';
+
 /**
  * The dashboard's one way to the API: JSON calls with the session cookie and the selected
- * workspace's header, and raw uploads with progress. Errors come back as ApiError in the API's
- * own words (docs/design.md §2).
+ * workspace's header, raw uploads with progress, and the event stream. Errors come back as
+ * ApiError in the API's own words (docs/design.md §2).
  */
 
 const WORKSPACE_HEADER = 'x-baas-workspace';
@@ -53,11 +55,48 @@ export async function fetchFromApi(path: string): Promise<Response> {
   return response;
 }
 
+/** One event of the API's event stream (GET /v1/events/stream). */
+export interface StreamedEvent {
+  id: string;
+  type: string;
+  /** The event message (docs/events.md). */
+  message: { id: string; type: string; collectionId: string; data: Record<string, unknown> };
+}
+
+/**
+ * Reads an event stream until it ends or `signal` aborts, calling `onEvent` for each event. A
+ * fetch, not EventSource: that cannot send the workspace header. Resolves when the server ends
+ * the stream; errors come back as ApiError.
+ */
+export async function readEventStream(path: string, lastEventId: string | null, onEvent: (event: StreamedEvent) => void, signal: AbortSignal): Promise<void> {
+  const response = await send(path, {
+    method: 'GET',
+    headers: headers({ accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }),
+    signal,
+  });
+  if (!response.ok || !response.body) {
+    readAnswer(response.status, response.headers.get('content-type'), await response.text());
+    return;
+  }
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.id && event.event) onEvent({ id: event.id, type: event.event, message: JSON.parse(event.data) as StreamedEvent['message'] });
+    },
+  });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    parser.feed(value);
+  }
+}
+
 async function send(path: string, init: RequestInit): Promise<Response> {
   let response: Response;
   try {
     response = await fetch(path, { ...init, credentials: 'same-origin' });
-  } catch {
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
     throw new ApiError(0, 'NETWORK', 'The service cannot be reached. Check your connection and try again.', null);
   }
   // A session that ended (expired, signed out elsewhere) sends the app back to sign-in; a wrong

@@ -12,6 +12,8 @@ export interface Paged<T> {
   more: () => Promise<void>;
   /** Starts again from the first page, after a change. */
   reload: () => Promise<void>;
+  /** Changes the items shown, without asking the API (a change heard of as it happened). */
+  update: (change: (items: T[]) => T[]) => void;
 }
 
 /**
@@ -66,5 +68,6 @@ export function usePaged<T>(fetchPage: (cursor: string | undefined) => Promise<P
     hasMore: state.cursor !== null,
     more: () => load(true),
     reload: () => load(false),
+    update: (change) => setState((previous) => ({ ...previous, items: change(previous.items) })),
   };
 }

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { api, type Page } from '../../api.js';
 import { navigate, useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { useLoad } from '../../ui/useLoad.js';
+import { useEventStream } from '../../ui/useEventStream.js';
 import { usePaged } from '../../ui/usePaged.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { ExportPanel } from './ExportPanel.js';
@@ -13,10 +14,13 @@ import { FilterBar, filterProblem } from './FilterBar.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { RecordsTable } from './RecordsTable.js';
-import { collectionPath, recordSummary, type Collection, type RecordItem } from './types.js';
+import { collectionPath, recordSummary, type Collection, type RecordData, type RecordItem } from './types.js';
 import './data.css';
 
 const PAGE_SIZE = 50;
+/** How long a row stays marked after it changed. */
+const MARK_MS = 4000;
+const RECORD_EVENTS = 'record.created,record.updated,record.deleted,record.restored';
 
 /**
  * `/collections/:name/records`: the records browser. Filter, sort and the trash view live in the
@@ -48,6 +52,7 @@ export function RecordsPage() {
   const [notice, setNotice] = useState('');
   const [actionError, setActionError] = useState<unknown>(null);
   const [restoring, setRestoring] = useState(false);
+  const live = useLiveRecords(collection.data?.id ?? null, trashed, records);
 
   function setQuery(changes: Record<string, string>) {
     const next = new URLSearchParams(query);
@@ -110,7 +115,13 @@ export function RecordsPage() {
         <button type="button" aria-pressed={trashed} onClick={() => setQuery({ trashed: trashed ? '' : 'true', sort: '' })}>
           {trashed ? 'Back to records' : 'Show trashed records'}
         </button>
+        <button type="button" aria-pressed={live.paused} onClick={live.togglePause} title="New, changed and trashed records show up here as they happen">
+          {live.paused ? 'Resume live updates' : 'Pause live updates'}
+        </button>
       </div>
+      <p className="hint live-note" aria-live="polite">
+        {live.paused ? 'Live updates are paused: changes made elsewhere show when you resume.' : live.note}
+      </p>
 
       {panel === 'import' && !trashed ? <ImportPanel collection={name} onImported={() => void records.reload()} /> : null}
       {panel === 'export' && !trashed ? <ExportPanel collection={name} filter={filter} /> : null}
@@ -152,6 +163,7 @@ export function RecordsPage() {
           sort={sort}
           onSort={(next) => setQuery({ sort: next })}
           caption={`Records of ${name}`}
+          highlighted={live.marked}
           actions={(record) =>
             trashed ? (
               <>
@@ -201,6 +213,77 @@ export function RecordsPage() {
       />
     </div>
   );
+}
+
+interface LiveRecords {
+  paused: boolean;
+  togglePause: () => void;
+  /** What happened last, in words. */
+  note: string;
+  /** Records that changed a moment ago. */
+  marked: ReadonlySet<string>;
+}
+
+/**
+ * Keeps the records list up to date as records change elsewhere (the API's event stream): a
+ * change updates its row in place, a trashed record leaves the list, and new or restored records
+ * bring the first page again (where they belong depends on the filter and the order). In the
+ * trash view every change reloads it. Paused, nothing changes; resuming reloads the list.
+ */
+function useLiveRecords(collectionId: string | null, trashed: boolean, records: ReturnType<typeof usePaged<RecordItem>>): LiveRecords {
+  const [paused, setPaused] = useState(false);
+  const [note, setNote] = useState('');
+  const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());
+  const reloadTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  const reloadSoon = () => {
+    if (reloadTimer.current) clearTimeout(reloadTimer.current);
+    reloadTimer.current = setTimeout(() => void records.reload(), 300);
+  };
+  const mark = (id: string) => {
+    setMarked((previous) => new Set(previous).add(id));
+    setTimeout(() => setMarked((previous) => {
+      const next = new Set(previous);
+      next.delete(id);
+      return next;
+    }), MARK_MS);
+  };
+
+  const path = collectionId && !paused ? `/v1/events/stream?collections=${encodeURIComponent(collectionId)}&types=${RECORD_EVENTS}` : null;
+  useEventStream(path, (event) => {
+    const record = event.message.data.record as { id: string; data: RecordData };
+    if (trashed) {
+      setNote(`Record ${record.id} changed; the trash is up to date.`);
+      reloadSoon();
+      return;
+    }
+    switch (event.type) {
+      case 'record.updated':
+        records.update((items) => items.map((item) => (item.id === record.id ? { ...item, data: record.data } : item)));
+        mark(record.id);
+        setNote(`Record ${record.id} changed.`);
+        break;
+      case 'record.deleted':
+        records.update((items) => items.filter((item) => item.id !== record.id));
+        setNote(`Record ${record.id} was moved to the trash.`);
+        break;
+      default:
+        mark(record.id);
+        setNote(`Record ${record.id} ${event.type === 'record.created' ? 'was added' : 'came back from the trash'}.`);
+        reloadSoon();
+    }
+  });
+
+  return {
+    paused,
+    togglePause: () => {
+      if (paused) void records.reload();
+      setNote('');
+      setPaused(!paused);
+    },
+    note,
+    marked,
+  };
 }
 
 function confirmMessage(record: RecordItem, action: 'trash' | 'purge'): string {

@@ -35,6 +35,8 @@ export function RecordsTable(props: {
   onSort: (sort: string) => void;
   caption: string;
   actions: (record: RecordItem) => ReactNode;
+  /** Records that just changed (live updates): their rows are marked for a moment. */
+  highlighted?: ReadonlySet<string>;
 }) {
   const columns = dataColumns(props.records);
   const withFiles = props.records.some((record) => record.files.length > 0);
@@ -71,7 +73,7 @@ export function RecordsTable(props: {
         </thead>
         <tbody>
           {props.records.map((record) => (
-            <tr key={record.id}>
+            <tr key={record.id} className={props.highlighted?.has(record.id) ? 'row-changed' : undefined}>
               <th scope="row"><code>{record.id}</code></th>
               {/* Right after the id, so the actions stay in view when many columns make the table scroll. */}
               <td className="row-actions">{props.actions(record)}</td>
