@@ -101,7 +101,10 @@ function openPostgres(url: string, options: ConnectOptions): Storage {
     connectionString: url,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 5000,
-    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    // A schema of its own is for tests, which make and drop many at once: PostgreSQL 15's parallel
+    // workers have been seen failing to find such a schema ("does not exist", in a parallel
+    // worker), so those connections plan without them.
+    options: options.schema ? `-c search_path=${options.schema} -c max_parallel_workers_per_gather=0` : undefined,
     // Counts come back as int8; they always fit a JS number here.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
