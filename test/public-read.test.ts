@@ -79,7 +79,7 @@ describeEachEngine('public collections', (engine) => {
       '/v1/collections/nothing_here/records',
     ];
     for (const url of urls) {
-      for (const headers of [{}, { 'x-baas-workspace': '' }]) {
+      for (const headers of [{}, { 'x-baas-workspace': '' }] as Record<string, string>[]) {
         const error = expectError(await anonymous.get(url, headers), 400, 'INVALID_REQUEST');
         expect(error.message, url).toMatch(/x-baas-workspace/);
         expect(error.message, url).toMatch(/col_/);
