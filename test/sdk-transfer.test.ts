@@ -83,9 +83,11 @@ describeEachEngine('SDK: import, export and files against a live server', (engin
     expect(rows.map((row) => row.data.n)).toEqual(Array.from({ length: 120 }, (_, i) => i));
 
     const csv = await records.export({ format: 'csv', filter: 'data.n < 3', fields: 'data.name,data.n' });
-    const reader = csv.pipeThrough(new TextDecoderStream()).getReader();
+    // Read as it arrives, chunk by chunk.
+    const reader = csv.getReader();
+    const decoder = new TextDecoder();
     let text = '';
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value;
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
     const [header, ...body] = text.trim().split(/\r?\n/);
     expect(header).toBe('id,createdAt,updatedAt,name,n');
     expect(body.map((line) => line.split(',').slice(3).join(','))).toEqual(['lead 0,0', 'lead 1,1', 'lead 2,2']);
