@@ -23,7 +23,7 @@ describeEachEngine('SDK: errors against a live server', (engine) => {
     expect((await w.main.owner.post('/v1/collections', { name: 'leads' })).status).toBe(201);
   });
   afterEach(async () => {
-    await w.close();
+    await w?.close();
   });
 
   it('throws one PlainbaseError carrying the API\'s code, status, requestId and details, and never the key', async () => {

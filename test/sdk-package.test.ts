@@ -121,7 +121,7 @@ describeEachEngine('the packed SDK against a live server', (engine) => {
     expect((await w.main.owner.post('/v1/collections', { name: 'leads' })).status).toBe(201);
   });
   afterEach(async () => {
-    await w.close();
+    await w?.close();
   });
 
   it('runs the entry points of its README from a plain .mjs file', async () => {

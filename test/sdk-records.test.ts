@@ -32,7 +32,7 @@ describeEachEngine('SDK: records against a live server', (engine) => {
     expect((await w.main.owner.post('/v1/collections', { name: 'leads' })).status).toBe(201);
   });
   afterEach(async () => {
-    await w.close();
+    await w?.close();
   });
 
   it('does what the README shows: create answers the record, list iterates across cursors with a filter, me names the key', async () => {
@@ -196,7 +196,7 @@ describeEachEngine('SDK: webhooks of what the SDK writes', (engine) => {
   afterEach(async () => {
     await receiver.stop();
     await closeSender(w.t.deps);
-    await w.close();
+    await w?.close();
   });
 
   it('delivers a record created through the SDK as a call verifyWebhook accepts, and refuses it altered or with another secret', async () => {

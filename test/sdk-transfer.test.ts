@@ -40,7 +40,7 @@ describeEachEngine('SDK: import, export and files against a live server', (engin
   });
   afterEach(async () => {
     rmSync(folder, { recursive: true, force: true });
-    await w.close();
+    await w?.close();
   });
 
   it('imports NDJSON from a file stream with progress, JSON from text and CSV from a Blob, and reports refused rows', async () => {
