@@ -58,8 +58,7 @@ export class Records<T = Record<string, unknown>> {
   /** One page of records; pass the answer's `nextCursor` as `cursor` for the next. */
   async page(options: PageOptions = {}): Promise<RecordPage<T>> {
     const { signal, ...query } = options;
-    const page = await this.http.json<RecordPage<T>>('get', '/v1/collections/{col}/records', { path: { col: this.collection }, query, signal });
-    return page;
+    return this.http.json<RecordPage<T>>('get', '/v1/collections/{col}/records', { path: { col: this.collection }, query, signal });
   }
 
   async create(data: T, options: Omit<WriteOptions, 'ifMatch'> = {}): Promise<PlainbaseRecord<T>> {
