@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import dotenv from 'dotenv';
 import { z } from 'zod';
 import { ConfigError, loadConfig, prepareDirectories, unknownVariables, type Config } from './config.js';
+import { roleAllows, SCOPES, type Scope } from './abilities.js';
 import { AppError } from './errors.js';
 
 const HELP = `Usage: plainbase <command> [options]
@@ -16,6 +17,14 @@ Commands:
                            PLAINBASE_NEW_OWNER_PASSWORD to keep it out of the shell history)
       --name <name>        their name (default: the part of the email before @)
       --workspace <name>   the workspace's name (default: "default")
+  create-key               Create an API key of a person, print its secret (shown this once), then exit
+      --email <email>      the person (required)
+      --password <pw>      their password (required)
+      --name <name>        the key's name (required)
+      --scopes <list>      comma-separated scopes, like records:read,records:create (required;
+                           "all" for every scope the person's role allows)
+      --workspace <id>     the workspace, by id or name (default: the person's only workspace)
+      --mode <mode>        live (default) or test: the key's prefix
   listen                   Forward a server's events to a receiver on this machine, signed as
                            webhook deliveries are (see docs/events.md); runs until Ctrl-C
       --url <url>          the Plainbase server (default: http://127.0.0.1:8080)
@@ -38,6 +47,40 @@ folder; every command reads the same settings. The README lists them all.
 /** Thrown for a mistake in the command line; printed as one line like any other. */
 class UsageError extends Error {}
 
+/** The options each command takes; any other is a mistake named as such. */
+const COMMAND_OPTIONS = {
+  serve: [],
+  migrate: [],
+  'create-owner': ['email', 'password', 'name', 'workspace'],
+  'create-key': ['email', 'password', 'name', 'workspace', 'scopes', 'mode'],
+  listen: ['url', 'key', 'forward-to', 'print', 'types', 'collections', 'since', 'secret'],
+} as const;
+
+type Command = keyof typeof COMMAND_OPTIONS;
+
+interface KeyRequest {
+  email: string;
+  password: string;
+  name: string;
+  scopes: string[] | 'all';
+  workspace?: string;
+  mode: 'live' | 'test';
+}
+
+/** The create-key options, checked before anything is opened. */
+function keyRequest(values: { email?: string; password?: string; name?: string; scopes?: string; workspace?: string; mode?: string }): KeyRequest {
+  const password = values.password;
+  if (!values.email) throw new UsageError('create-key needs --email (the person whose key it is)');
+  if (!password) throw new UsageError('create-key needs --password (the person\'s own)');
+  if (!values.name?.trim()) throw new UsageError('create-key needs --name (what the key is for, like "import script")');
+  if (!values.scopes) throw new UsageError(`create-key needs --scopes, comma-separated: ${SCOPES.join(',')} (or all)`);
+  const scopes = values.scopes.trim() === 'all' ? 'all' : values.scopes.split(',').map((scope) => scope.trim()).filter(Boolean);
+  const unknown = scopes === 'all' ? [] : scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
+  if (unknown.length || scopes.length === 0) throw new UsageError(`--scopes: ${unknown.length ? `unknown scope ${unknown.join(', ')}` : 'none given'}; the scopes are ${SCOPES.join(', ')}`);
+  if (values.mode !== undefined && values.mode !== 'live' && values.mode !== 'test') throw new UsageError(`--mode must be live or test (got ${JSON.stringify(values.mode)})`);
+  return { email: values.email, password, name: values.name.trim(), scopes, workspace: values.workspace, mode: (values.mode ?? 'live') as 'live' | 'test' };
+}
+
 /**
  * Prints one line and exits non-zero: a person reads this, not a stack trace. Messages that
  * span lines (some driver errors do) are joined so that the one line holds.
@@ -58,6 +101,8 @@ async function run(argv: string[]): Promise<void> {
       password: { type: 'string' },
       name: { type: 'string' },
       workspace: { type: 'string' },
+      scopes: { type: 'string' },
+      mode: { type: 'string' },
       url: { type: 'string' },
       key: { type: 'string' },
       'forward-to': { type: 'string' },
@@ -78,12 +123,14 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(HELP);
     return;
   }
-  if (!['serve', 'migrate', 'create-owner', 'listen'].includes(command)) throw new UsageError(`unknown command "${command}"; run plainbase --help`);
+  if (!Object.hasOwn(COMMAND_OPTIONS, command)) throw new UsageError(`unknown command "${command}"; run plainbase --help`);
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"; run plainbase --help`);
-  const listenOptions = LISTEN_OPTIONS.filter((option) => values[option] !== undefined);
-  if (command !== 'listen' && listenOptions.length > 0) throw new UsageError(`--${listenOptions[0]} belongs to listen, not ${command}`);
-  const ownerOptions = (['email', 'password', 'name', 'workspace'] as const).filter((option) => values[option] !== undefined);
-  if (command !== 'create-owner' && ownerOptions.length > 0) throw new UsageError(`--${ownerOptions[0]} belongs to create-owner, not ${command}`);
+  const allowed: readonly string[] = COMMAND_OPTIONS[command as Command];
+  const misplaced = Object.keys(values).find((option) => !['help', 'version'].includes(option) && !allowed.includes(option));
+  if (misplaced) {
+    const owners = (Object.keys(COMMAND_OPTIONS) as Command[]).filter((name) => COMMAND_OPTIONS[name].includes(misplaced as never));
+    throw new UsageError(`--${misplaced} belongs to ${owners.join(' and ')}, not ${command}`);
+  }
   // A client of a server somewhere: none of the server's own settings apply.
   if (command === 'listen') return listenCommand(values);
 
@@ -98,6 +145,7 @@ async function run(argv: string[]): Promise<void> {
     if (!password) throw new UsageError('create-owner needs --password (or PLAINBASE_NEW_OWNER_PASSWORD)');
     owner = { email: values.email, password, name: values.name, workspaceName: values.workspace };
   }
+  const key = command === 'create-key' ? keyRequest(values) : null;
 
   const config = loadConfig(process.env);
   for (const name of unknownVariables(process.env)) {
@@ -107,14 +155,13 @@ async function run(argv: string[]): Promise<void> {
 
   if (command === 'migrate') return migrate(config);
   if (owner) return createOwnerCommand(config, owner);
+  if (key) return createKeyCommand(config, key);
   // Imported here so that --help and bad settings answer without loading the whole app.
   const { serve } = await import('./main.js');
   return serve(config);
 }
 
-const LISTEN_OPTIONS = ['url', 'key', 'forward-to', 'print', 'types', 'collections', 'since', 'secret'] as const;
-
-async function listenCommand(values: Partial<Record<(typeof LISTEN_OPTIONS)[number], string | boolean>>): Promise<void> {
+async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['listen'][number], string | boolean>>): Promise<void> {
   const key = (values.key as string | undefined) ?? process.env.PLAINBASE_KEY;
   if (!key) throw new UsageError('listen needs --key (or PLAINBASE_KEY)');
   const print = values.print === true;
@@ -173,6 +220,56 @@ async function createOwnerCommand(config: Config, input: { email: string; passwo
   } catch (error) {
     if (storage.dialect.isUniqueViolation(error)) throw new UsageError(`a person with the email ${input.email} already exists`);
     throw error;
+  } finally {
+    await storage.close();
+  }
+}
+
+/**
+ * A key for a person, as if they had signed in and created it in the dashboard: their password is
+ * checked, the scopes must be within their role in the workspace, and the audit log records it as
+ * theirs. Only the secret goes to stdout, so that `KEY=$(plainbase create-key …)` captures it.
+ */
+async function createKeyCommand(config: Config, input: KeyRequest): Promise<void> {
+  const { connectStorage } = await import('./db/connect.js');
+  const { migrateToLatest } = await import('./db/migrate.js');
+  const { findPersonByEmail, normaliseEmail } = await import('./modules/people/people.js');
+  const { decoyPasswordHash, verifyPassword } = await import('./modules/people/password.js');
+  const { listWorkspaces } = await import('./modules/workspaces/workspaces.js');
+  const { createKey } = await import('./modules/keys/keys.js');
+  const { depsFor } = await import('./main.js');
+  const storage = await connectStorage(config.database);
+  try {
+    await migrateToLatest(storage.db);
+    const deps = depsFor(config, storage);
+    const person = await findPersonByEmail(deps.db, normaliseEmail(input.email));
+    // The same work and the same answer for an unknown email and a wrong password.
+    const matches = await verifyPassword(input.password, person?.password_hash ?? (await decoyPasswordHash()));
+    if (!person || !matches) throw new UsageError('the email or the password is wrong');
+
+    const workspaces = await listWorkspaces(deps.db, person.id);
+    const chosen = input.workspace === undefined ? workspaces : workspaces.filter((w) => w.id === input.workspace || w.name === input.workspace);
+    const listed = workspaces.map((w) => `${w.id} "${w.name}"`).join(', ');
+    if (workspaces.length === 0) throw new UsageError(`${person.email} is a member of no workspace`);
+    if (chosen.length === 0) throw new UsageError(`${person.email} has no workspace ${JSON.stringify(input.workspace)}; theirs: ${listed}`);
+    if (chosen.length > 1) throw new UsageError(`${person.email} is in ${chosen.length} workspaces${input.workspace ? ` named ${JSON.stringify(input.workspace)}` : ''}; name one with --workspace <id>: ${listed}`);
+    const workspace = chosen[0]!;
+
+    const scopes = input.scopes === 'all' ? SCOPES.filter((scope) => roleAllows(workspace.role, scope)) : (input.scopes as Scope[]);
+    const { key, secret } = await createKey(
+      deps,
+      {
+        workspaceId: workspace.id,
+        personId: person.id,
+        role: workspace.role,
+        actor: { type: 'person', id: person.id, name: person.name },
+        meta: { ip: null, userAgent: 'plainbase create-key', requestId: null },
+        managesAll: roleAllows(workspace.role, 'keys:manage'),
+      },
+      { name: input.name, scopes, mode: input.mode },
+    );
+    process.stdout.write(`${secret}\n`);
+    process.stderr.write(`created key ${key.id} "${key.name}" of ${person.email} in workspace ${workspace.id} "${workspace.name}" (${scopes.join(', ')}); its secret above is shown this once\n`);
   } finally {
     await storage.close();
   }

@@ -544,7 +544,11 @@ describeEachEngine('files', (engine) => {
           expect((await send({ method: 'GET', url: `/v1/collections/photos/records/${recordId}`, headers: bearer(keys.recordsRead) })).body.files).toEqual([fileId]);
           expect(expectError(await upload('photos', PHOTO, { name: 'x.png', key: keys.filesRead }), 403, 'MISSING_SCOPE').details?.requiredScope).toBe('files:write');
           expectError(await download('photos', fileId, bearer(keys.onlyOther)), 403, 'COLLECTION_NOT_ALLOWED');
-          expectError(await download('photos', fileId, {}), 401, 'UNAUTHENTICATED');
+          expectError(await download(collections.photos, fileId, {}), 401, 'UNAUTHENTICATED');
+          expectError(await download('photos', fileId, { 'x-baas-workspace': workspaceId }), 401, 'UNAUTHENTICATED');
+          // By name without its workspace, an anonymous caller is told to send the header or the id,
+          // whether or not the collection is public (docs/data-api.md, "Public collections").
+          expectError(await download('photos', fileId, {}), 400, 'INVALID_REQUEST');
           // A file id named under another collection is not found there.
           expectError(await download('other', fileId), 404, 'NOT_FOUND');
         });

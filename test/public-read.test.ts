@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Client, signedInOwner } from './support/client.js';
+import { Client, expectError, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 describeEachEngine('public collections', (engine) => {
@@ -39,16 +39,62 @@ describeEachEngine('public collections', (engine) => {
       `/v1/collections/${priv.id}/records/${rec.id}`,
       `/v1/collections/${pub.id}/records/${pubRec.id}`,
       `/v1/collections/col_00000000000000000000000000/records/${rec.id}`,
-      `/v1/collections/posts/records/${pubRec.id}`,
     ]) {
       const reply = await anonymous.get(url);
       expect(reply.status, url).toBe(401);
       expect(reply.body.error.code).toBe('UNAUTHENTICATED');
+    }
+    // By name, with the workspace named: the same 401 for the trashed, the private and the unknown.
+    for (const url of [`/v1/collections/posts/records/${pubRec.id}`, `/v1/collections/private/records/${rec.id}`, `/v1/collections/nothing/records`]) {
+      expectError(await anonymous.get(url, { 'x-baas-workspace': owner.workspaceId! }), 401, 'UNAUTHENTICATED');
     }
     // Made private again: anonymous reads stop at once.
     await owner.post('/v1/collections/posts/restore');
     expect((await anonymous.get(`/v1/collections/${pub.id}/records/${pubRec.id}`)).status).toBe(200);
     await owner.patch('/v1/collections/posts', { public: false });
     expect((await anonymous.get(`/v1/collections/${pub.id}/records/${pubRec.id}`)).status).toBe(401);
+  });
+
+  /**
+   * docs/data-api.md, "Public collections": a name means something only inside a workspace. Two
+   * workspaces each hold a collection "posts" (one public, one private) so that the answer is
+   * shown to depend on nothing but what the request lacks.
+   */
+  it('tells an anonymous caller who names a collection without its workspace what to send (400), the same whatever exists', async () => {
+    const { body: pub } = await owner.post('/v1/collections', { name: 'posts', public: true });
+    const { body: rec } = await owner.post('/v1/collections/posts/records', { data: { title: 'Hello' } });
+    const { body: file } = await owner.call('POST', '/v1/collections/posts/files?name=a.txt', 'hello', { 'content-type': 'text/plain' });
+    expect((await owner.post(`/v1/collections/posts/records/${rec.id}/files`, { fileId: file.id })).status).toBe(200);
+    const { body: other } = await owner.post('/v1/workspaces', { name: 'Other' });
+    const otherOwner = new Client(t);
+    otherOwner.cookie = owner.cookie;
+    otherOwner.workspaceId = other.id;
+    expect((await otherOwner.post('/v1/collections', { name: 'posts' })).status).toBe(201);
+
+    const urls = [
+      '/v1/collections/posts/records',
+      `/v1/collections/posts/records/${rec.id}`,
+      `/v1/collections/posts/files/${file.id}`,
+      `/v1/collections/posts/files/${file.id}/content`,
+      '/v1/collections/nothing_here/records',
+    ];
+    for (const url of urls) {
+      for (const headers of [{}, { 'x-baas-workspace': '' }] as Record<string, string>[]) {
+        const error = expectError(await anonymous.get(url, headers), 400, 'INVALID_REQUEST');
+        expect(error.message, url).toMatch(/x-baas-workspace/);
+        expect(error.message, url).toMatch(/col_/);
+        expect(error.details).toEqual({ field: 'headers.x-baas-workspace', header: 'x-baas-workspace' });
+      }
+    }
+
+    // Following the hint either way reads the public collection of that workspace.
+    const byHeader = await anonymous.get('/v1/collections/posts/records', { 'x-baas-workspace': owner.workspaceId! });
+    expect([byHeader.status, byHeader.body.data.map((r: { id: string }) => r.id)]).toEqual([200, [rec.id]]);
+    const byId = await anonymous.get(`/v1/collections/${pub.id}/files/${file.id}/content`);
+    expect([byId.status, byId.body]).toEqual([200, 'hello']);
+    // The other workspace's "posts" is private: named with its workspace, the usual 401.
+    expectError(await anonymous.get('/v1/collections/posts/records', { 'x-baas-workspace': other.id }), 401, 'UNAUTHENTICATED');
+    // A credential carries its workspace, so the name alone is enough for it.
+    expect((await owner.get('/v1/collections/posts/records', { 'x-baas-workspace': owner.workspaceId! })).status).toBe(200);
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { AppError } from '../errors.js';
+import { AppError, invalidRequest } from '../errors.js';
 import { hasPrefix } from '../ids.js';
 import { WORKSPACE_HEADER } from './auth.js';
 
@@ -15,9 +15,22 @@ export async function readScope(deps: Deps, request: FastifyRequest, idOrName: s
   const workspaceHeader = request.headers[WORKSPACE_HEADER];
   let query = deps.db.selectFrom('collections').select(['id', 'workspace_id']).where('public', '=', 1).where('trashed_at', 'is', null);
   if (hasPrefix(idOrName, 'col')) query = query.where('id', '=', idOrName);
-  else if (typeof workspaceHeader === 'string') query = query.where('workspace_id', '=', workspaceHeader).where('name', '=', idOrName);
-  else query = query.where('id', '=', '');
+  else if (typeof workspaceHeader === 'string' && workspaceHeader !== '') query = query.where('workspace_id', '=', workspaceHeader).where('name', '=', idOrName);
+  else throw nameNeedsWorkspace();
   const row = await query.executeTakeFirst();
-  if (!row) throw new AppError('UNAUTHENTICATED', 'This collection is not public: sign in or send an API key.');
+  if (!row) throw new AppError('UNAUTHENTICATED', 'No public collection answers to this id or name: to read a private one, sign in or send an API key.');
   return { workspaceId: row.workspace_id, collection: row.id };
+}
+
+/**
+ * A name means something only inside a workspace, and an anonymous request names none: the
+ * request itself is incomplete (400, like a session request without the header), whatever
+ * collections exist. It is answered before any lookup, so it tells nothing about them either.
+ */
+function nameNeedsWorkspace(): AppError {
+  return invalidRequest(
+    `A collection name needs its workspace: send the ${WORKSPACE_HEADER} header (ws_…) with it, or name the collection by its id (col_…). ` +
+      'A collection that is not public also needs an API key or a session.',
+    { field: `headers.${WORKSPACE_HEADER}`, header: WORKSPACE_HEADER },
+  );
 }
