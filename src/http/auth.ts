@@ -126,6 +126,16 @@ function keyAllows(key: KeyCaller, scope: Scope): boolean {
 }
 
 /**
+ * Whether the caller holds an ability, without refusing: for answers that show more to a caller
+ * who may read more (a record's data only with records:read, docs/security.md).
+ */
+export function callerMay(request: FastifyRequest, ability: Ability): boolean {
+  const { role, key } = request.auth;
+  if (key) return !isPersonOnly(ability) && keyAllows(key, ability as Scope);
+  return role !== null && roleAllows(role, ability);
+}
+
+/**
  * Checks one ability for the caller: the declared one, or one more for a route whose needs
  * depend on the request (DELETE with ?permanent=true needs records:purge).
  */
