@@ -24,7 +24,10 @@ export interface Config {
   /** Refused authentications allowed per address per minute before the address gets 429s; 0: no limit. */
   authFailuresPerIp: number;
   sessionTtlSeconds: number;
+  /** Failed password checks per account (email) within signInLockSeconds before it is locked. */
   signInMaxFailures: number;
+  /** Failed password checks per address within signInLockSeconds before it is locked: far above the account's. */
+  signInMaxFailuresPerAddress: number;
   signInLockSeconds: number;
   /** Added wait per failed sign-in in a row (slows guessing before the lock). */
   signInSlowdownMs: number;
@@ -161,12 +164,17 @@ export const VARIABLES = {
   SIGN_IN_MAX_FAILURES: {
     parse: wholeNumber(1, 1000).default(5),
     default: '5',
-    meaning: 'Failed sign-ins in a row (per email) before that email is locked for a while.',
+    meaning: 'Failed sign-ins for one account (email) within `PLAINBASE_SIGN_IN_LOCK_SECONDS` before that account is locked for as long; counted atomically, so a burst checks no more passwords than this.',
+  },
+  SIGN_IN_MAX_FAILURES_PER_ADDRESS: {
+    parse: wholeNumber(1, 1_000_000).default(100),
+    default: '100',
+    meaning: 'Failed sign-ins from one client address, whatever the accounts, within `PLAINBASE_SIGN_IN_LOCK_SECONDS` before that address is locked for as long. Keep it far above the per-account limit: many people may share one address.',
   },
   SIGN_IN_LOCK_SECONDS: {
     parse: wholeNumber(1, 86_400).default(900),
     default: '900',
-    meaning: 'How long the sign-in lock lasts, in seconds.',
+    meaning: 'The window in which sign-in failures are counted, and how long a lock lasts, in seconds.',
   },
   SIGN_IN_SLOWDOWN_MS: {
     parse: wholeNumber(0, 2000).default(250),
@@ -291,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     authFailuresPerIp: v.AUTH_FAILURES_PER_IP,
     sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
+    signInMaxFailuresPerAddress: v.SIGN_IN_MAX_FAILURES_PER_ADDRESS,
     signInLockSeconds: v.SIGN_IN_LOCK_SECONDS,
     signInSlowdownMs: v.SIGN_IN_SLOWDOWN_MS,
     keyPepper: v.KEY_PEPPER ?? null,
