@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
@@ -21,6 +22,12 @@ export interface Config {
   importLimitBytes: number;
   rateLimitPerKey: number;
   rateLimitPerIp: number;
+  /**
+   * Which proxies in front of the service are believed about the client's address
+   * (X-Forwarded-For, -Host, -Proto): none (false), every one (true), the nearest `hops`, or those
+   * at the listed addresses and ranges.
+   */
+  trustProxy: TrustProxy;
   /** Refused authentications allowed per address per minute before the address gets 429s; 0: no limit. */
   authFailuresPerIp: number;
   sessionTtlSeconds: number;
@@ -43,6 +50,8 @@ export interface Config {
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
   s3: S3Settings | null;
 }
+
+export type TrustProxy = boolean | { hops: number } | { addresses: string[] };
 
 export interface S3Settings {
   /** null: AWS itself, found from the region. */
@@ -78,6 +87,33 @@ const wholeNumber = (min: number, max: number) =>
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** proxy-addr's names for ranges, which Fastify's trustProxy accepts beside addresses and CIDRs. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An IPv4 address in four decimal parts or an IPv6 address, alone or as a CIDR range (not ipaddr's looser `10` or `1.2.3`). */
+function isAddressOrRange(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address = '', prefix] = entry.split('/', 2);
+  const strict = ipaddr.IPv4.isValidFourPartDecimal(address) || ipaddr.IPv6.isValid(address);
+  return strict && (prefix === undefined || ipaddr.isValidCIDR(entry));
+}
+
+const trustProxy = z.string().transform((value, context): TrustProxy => {
+  const text = value.trim();
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  const hops = /^\d+$/.test(text) ? Number(text) : null;
+  if (hops !== null && hops >= 1 && hops <= 100) return { hops };
+  const entries = text.split(',').map((entry) => entry.trim());
+  const bad = hops === null ? entries.find((entry) => !isAddressOrRange(entry)) : text;
+  if (bad === undefined) return { addresses: entries };
+  context.addIssue({
+    code: 'custom',
+    message: `must be true, a number of proxies from 1 to 100, or a comma-separated list of proxy addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1${bad !== text ? ` (${JSON.stringify(bad)} is none of these)` : ''}`,
+  });
+  return z.NEVER;
+});
 
 const publicUrl = z.string().refine((value) => {
   try {
@@ -151,10 +187,15 @@ export const VARIABLES = {
     default: '20',
     meaning: 'Requests per second for each address making anonymous requests; `0` switches the limit off.',
   },
+  TRUST_PROXY: {
+    parse: trustProxy.optional(),
+    default: '(none)',
+    meaning: 'Which reverse proxies are believed about the client\'s address (`X-Forwarded-For`, and `-Host`, `-Proto`): unset, none (the address of the TCP connection is the client\'s); `1`, `2`, …: that many proxies in front, the nearest first; a comma-separated list of proxy addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`, also `loopback`, `uniquelocal`); `true`: every one. Every per-address limit and the audit log use the address it gives. See docs/operations.md.',
+  },
   AUTH_FAILURES_PER_IP: {
     parse: wholeNumber(0, 1_000_000).default(30),
     default: '30',
-    meaning: 'Refused authentications of a presented credential (bad, revoked or expired API keys, ended sessions; a request with no credential is not counted) per address per minute; past it the address gets 429 on every authenticated route until the minute is over. `0` switches it off.',
+    meaning: 'Refused authentications of a presented credential (bad, revoked or expired API keys, ended sessions; a request with no credential is not counted) per address per minute; past it every refusal from that address is a 429 until the minute is over, while valid credentials from it are still served. `0` switches it off.',
   },
   SESSION_TTL_HOURS: {
     parse: wholeNumber(1, 24 * 365).default(24 * 7),
@@ -296,6 +337,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     importLimitBytes: v.IMPORT_LIMIT,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
     rateLimitPerIp: v.RATE_LIMIT_PER_IP,
+    trustProxy: v.TRUST_PROXY ?? false,
     authFailuresPerIp: v.AUTH_FAILURES_PER_IP,
     sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
