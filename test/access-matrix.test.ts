@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERSON_ONLY_ABILITIES, ROLE_ABILITIES, ROLES, SCOPES, type Ability, type Scope } from '../src/abilities.js';
+import { PERSON_ONLY_ABILITIES, ROLE_ABILITIES, ROLE_RANK, ROLES, SCOPES, type Ability, type Role, type Scope } from '../src/abilities.js';
 import { buildApp, type DeclaredRoute } from '../src/app.js';
 import { needs, type Access } from '../src/http/access.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
@@ -79,7 +79,11 @@ const BODIES: Record<string, (caller: Caller) => unknown> = {
   'PATCH /v1/collections/:col/records/:rec': () => ({ data: {} }),
   'PUT /v1/collections/:col/records/:rec': (caller) => ({ data: recordDataOf(caller.collection) }),
   'POST /v1/collections/:col/records/:rec/files': (caller) => ({ fileId: matrixFiles[caller.collection] }),
+  'POST /v1/keys/:key/rotate': () => ({ gracePeriodSeconds: 0 }),
 };
+
+/** The role behind the matrix's target key: the owner made it (test/support/matrix-callers.ts). */
+const TARGET_KEY_ROLE: Role = 'owner';
 
 /** Parameters that name a collection, so a key restricted to collections is checked against them. */
 const COLLECTION_PARAMS = new Set(['col']);
@@ -194,7 +198,13 @@ function expectedAnswer(row: Row, kind: CallerKind, collection: CollectionName):
     case 'stranger':
       return access.kind === 'person' ? ALLOWED : refused(404, 'NOT_FOUND');
     case 'session':
-      return abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability)) ? ALLOWED : refused(403, 'FORBIDDEN');
+      if (!abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability))) return refused(403, 'FORBIDDEN');
+      // docs/security.md: a key acting with a higher role than the caller's may be revoked, not rotated
+      // (those who may not manage others' keys do not see it at all: 404, which passes as allowed).
+      if (row.method === 'POST' && row.url === '/v1/keys/:key/rotate' && ROLE_RANK[TARGET_KEY_ROLE] > ROLE_RANK[kind.role]) {
+        return ROLE_ABILITIES[kind.role].has('keys:manage') ? refused(403, 'FORBIDDEN') : ALLOWED;
+      }
+      return ALLOWED;
     case 'key': {
       if (access.kind === 'person') return refused(403, 'PERSON_REQUIRED');
       // docs/design.md §4, rule 2: what only a person may do is refused before any scope is looked at.

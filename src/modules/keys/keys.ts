@@ -1,4 +1,4 @@
-import { ROLE_ABILITIES, type Role, type Scope } from '../../abilities.js';
+import { ROLE_ABILITIES, ROLE_RANK, type Role, type Scope } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
 import type { ApiKeysTable, Executor } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
@@ -178,6 +178,24 @@ export async function getKey(deps: Deps, manager: KeyManager, keyId: string): Pr
 }
 
 /**
+ * A person may rotate only a key they could have created (docs/security.md): one whose role
+ * behind it (its creator's now, or its service account's) does not outrank theirs, with scopes
+ * their role allows. Rotating hands over a working secret, so an admin rotating the owner's key
+ * would get a key that acts as the owner. Revoking takes nothing over, and stays allowed.
+ */
+async function checkMayRotate(executor: Executor, manager: KeyManager, row: ApiKeysTable): Promise<void> {
+  const behind = row.service_account_id
+    ? await executor.selectFrom('service_accounts').select('role').where('workspace_id', '=', manager.workspaceId).where('id', '=', row.service_account_id).executeTakeFirst()
+    : await executor.selectFrom('memberships').select('role').where('workspace_id', '=', manager.workspaceId).where('person_id', '=', row.created_by).executeTakeFirst();
+  const role = behind?.role as Role | undefined;
+  if (role && ROLE_RANK[role] > ROLE_RANK[manager.role]) {
+    throw forbidden(`This key acts with the role ${role}, which outranks yours (${manager.role}): you may revoke it, not rotate it.`);
+  }
+  const beyond = (JSON.parse(row.scopes) as Scope[]).filter((scope) => !ROLE_ABILITIES[manager.role].has(scope));
+  if (beyond.length) throw forbidden(`Your role (${manager.role}) cannot grant ${beyond.join(', ')}, which this key holds: you may revoke it, not rotate it.`);
+}
+
+/**
  * A new secret for the same key. The previous secret keeps working until min(now + grace, the
  * key's expiry); secrets from earlier rotations stop at once.
  */
@@ -185,6 +203,7 @@ export async function rotateKey(deps: Deps, manager: KeyManager, keyId: string, 
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const row = await findManagedKey(trx, manager, keyId, deps.dialect.supportsSkipLocked);
+    await checkMayRotate(trx, manager, row);
     const state = keyState(row, now);
     if (state !== 'active') throw conflict(`A${state === 'expired' ? 'n expired' : ' revoked'} key cannot be rotated.`);
     const graceEnd = new Date(now.getTime() + graceSeconds * 1000).toISOString();
