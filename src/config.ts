@@ -14,6 +14,11 @@ export interface Config {
   /** A postgres:// URL, or a path to the SQLite file. */
   database: { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string };
   publicUrl: string;
+  /**
+   * Development without PLAINBASE_PUBLIC_URL: a request whose Origin is its own Host's is the
+   * service's own too, so the dashboard works at http://localhost:PORT and http://127.0.0.1:PORT.
+   */
+  originFromHost: boolean;
   env: 'production' | 'development';
   api: boolean;
   worker: boolean;
@@ -150,7 +155,7 @@ export const VARIABLES = {
   PUBLIC_URL: {
     parse: publicUrl.optional(),
     default: 'http://HOST:PORT',
-    meaning: 'The address people and browsers use to reach the service; used in setup and invite links and as the only origin allowed for signed-in requests.',
+    meaning: 'The address people and browsers use to reach the service; used in setup and invite links and as the only origin allowed for signed-in requests. Unset in development, a request from the address it was sent to (`localhost` or `127.0.0.1`) is allowed too.',
   },
   ENV: {
     parse: z.enum(['production', 'development'], { error: 'must be production or development' }).default('production'),
@@ -330,6 +335,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dataDir,
     database: parseDatabase(v.DATABASE_URL, dataDir),
     publicUrl: (v.PUBLIC_URL ?? `http://${v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST}:${v.PORT}`).replace(/\/+$/, ''),
+    originFromHost: v.PUBLIC_URL === undefined && v.ENV === 'development',
     env: v.ENV,
     api: v.API,
     worker: v.WORKER,
