@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { describePasswordProblem, passwordProblem } from './modules/people/password-rules.js';
 
 /**
  * Every setting of the service, read once from the environment at start (docs/design.md §8).
@@ -241,7 +242,7 @@ export const VARIABLES = {
   OWNER_PASSWORD: {
     parse: z.string().min(10, 'must be at least 10 characters').optional(),
     default: '(none)',
-    meaning: 'The first owner\'s password (at least 10 characters). Without both owner variables the server prints a one-time setup link.',
+    meaning: 'The first owner\'s password (at least 10 characters, not blank, not the email, not a common password). Without both owner variables the server prints a one-time setup link.',
     secret: true,
   },
   WEBHOOK_ALLOW_PRIVATE: {
@@ -324,6 +325,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   if ((v.OWNER_EMAIL === undefined) !== (v.OWNER_PASSWORD === undefined)) {
     const missing = v.OWNER_EMAIL === undefined ? 'PLAINBASE_OWNER_EMAIL' : 'PLAINBASE_OWNER_PASSWORD';
     throw new ConfigError(missing, 'must be set together with the other owner variable');
+  }
+  if (v.OWNER_EMAIL !== undefined && v.OWNER_PASSWORD !== undefined) {
+    // The same rules as every new password (docs/security.md), checked before anything starts.
+    const problem = passwordProblem(v.OWNER_PASSWORD, v.OWNER_EMAIL);
+    if (problem) throw new ConfigError('PLAINBASE_OWNER_PASSWORD', describePasswordProblem(problem));
   }
   if (!v.API && !v.WORKER) throw new ConfigError('PLAINBASE_API', 'and PLAINBASE_WORKER are both off, so this process would have nothing to do');
 

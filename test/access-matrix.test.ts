@@ -110,6 +110,7 @@ const NO_ABILITY_ROUTES: Record<string, Access['kind']> = {
   'POST /v1/auth/setup': 'open',
   'POST /v1/invites/:token/accept': 'open',
   'POST /v1/auth/sign-out': 'person',
+  'POST /v1/auth/password': 'person',
   'GET /v1/auth/session': 'person',
   'GET /v1/workspaces': 'person',
   'POST /v1/workspaces': 'person',

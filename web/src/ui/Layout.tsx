@@ -63,7 +63,7 @@ export function Layout(props: { nav: NavEntry[]; ability?: string; children: Rea
           Menu
         </button>
         <div className="whoami">
-          <span title={state.person.email}>{state.person.name}</span>
+          <Link to="/account">{state.person.name}</Link>
           <button type="button" onClick={() => void doSignOut()} disabled={signingOut} aria-busy={signingOut}>
             Sign out
           </button>
