@@ -78,14 +78,20 @@ export interface CreateKeyInput {
 export async function createKey(deps: Deps, manager: KeyManager, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
   const now = deps.clock.now();
   const scopes = [...new Set(input.scopes)];
-  const notHeld = scopes.filter((scope) => !ROLE_ABILITIES[manager.role].has(scope));
-  if (notHeld.length) throw forbidden(`Your role (${manager.role}) cannot grant ${notHeld.join(', ')}.`);
+  const grantable = (role: Role) => {
+    const notHeld = scopes.filter((scope) => !ROLE_ABILITIES[role].has(scope));
+    if (notHeld.length) throw forbidden(`Your role (${role}) cannot grant ${notHeld.join(', ')}.`);
+  };
+  grantable(manager.role);
   // Compared as instants: the text may carry any offset (11:00+02:00 is before 10:00Z).
   if (input.expiresAt && Date.parse(input.expiresAt) <= now.getTime()) {
     throw invalidRequest('expiresAt must be in the future.', { field: 'body.expiresAt' });
   }
 
   return deps.db.transaction().execute(async (trx) => {
+    // The creator's membership, read again and held until the key is in: a removal running at the
+    // same moment either comes first (no key) or waits, and then revokes this key with the others.
+    grantable(await lockedRole(trx, deps, manager));
     if (input.serviceAccountId) {
       if (!manager.managesAll) throw forbidden('Only owners and admins issue keys for service accounts.');
       const account = await trx
@@ -133,6 +139,15 @@ export async function createKey(deps: Deps, manager: KeyManager, input: CreateKe
     });
     return { key: toKeyView(row, now), secret };
   });
+}
+
+/** The manager's role now, locking their membership row where the engine can (SQLite runs one write transaction at a time anyway). */
+async function lockedRole(executor: Executor, deps: Deps, manager: KeyManager): Promise<Role> {
+  let query = executor.selectFrom('memberships').select('role').where('workspace_id', '=', manager.workspaceId).where('person_id', '=', manager.personId);
+  if (deps.dialect.supportsSkipLocked) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  if (!row) throw new AppError('NOT_FOUND', 'No such workspace, or you are not a member of it.');
+  return row.role as Role;
 }
 
 /** Restriction lists name collections by id or name; they are stored as ids (docs/design.md §3). */
