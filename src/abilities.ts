@@ -59,6 +59,9 @@ export const ROLE_ABILITIES: Record<Role, ReadonlySet<Ability>> = {
   viewer: new Set(READ),
 };
 
+/** Which role outranks which: a person may not take over what acts with a higher role (docs/security.md). */
+export const ROLE_RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
+
 export function roleAllows(role: Role, ability: Ability): boolean {
   return ROLE_ABILITIES[role].has(ability);
 }

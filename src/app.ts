@@ -21,6 +21,7 @@ import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
 import { useRateLimits } from './http/rate-limit.js';
 import { apiRoutes } from './http/routes.js';
+import { trustProxyOption } from './http/trust-proxy.js';
 import { registerOperations } from './http/routes/operations/operations.js';
 import { ErrorBody } from './http/schemas.js';
 
@@ -56,6 +57,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     // URLs the router refuses (bad percent-encoding, over-long segments) answer in our error shape too.
     frameworkErrors: frameworkErrorHandler(),
     requestIdHeader: false,
+    // Which X-Forwarded-* headers to believe: request.ip is the client's address for every per-address limit and the audit log.
+    trustProxy: trustProxyOption(deps.config.trustProxy),
     // Keep-alive connections must not hold a graceful shutdown open.
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { describePasswordProblem, passwordProblem } from './modules/people/password-rules.js';
 
 /**
  * Every setting of the service, read once from the environment at start (docs/design.md §8).
@@ -13,6 +15,11 @@ export interface Config {
   /** A postgres:// URL, or a path to the SQLite file. */
   database: { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string };
   publicUrl: string;
+  /**
+   * Development without PLAINBASE_PUBLIC_URL: a request whose Origin is its own Host's is the
+   * service's own too, so the dashboard works at http://localhost:PORT and http://127.0.0.1:PORT.
+   */
+  originFromHost: boolean;
   env: 'production' | 'development';
   api: boolean;
   worker: boolean;
@@ -21,10 +28,19 @@ export interface Config {
   importLimitBytes: number;
   rateLimitPerKey: number;
   rateLimitPerIp: number;
+  /**
+   * Which proxies in front of the service are believed about the client's address
+   * (X-Forwarded-For, -Host, -Proto): none (false), every one (true), the nearest `hops`, or those
+   * at the listed addresses and ranges.
+   */
+  trustProxy: TrustProxy;
   /** Refused authentications allowed per address per minute before the address gets 429s; 0: no limit. */
   authFailuresPerIp: number;
   sessionTtlSeconds: number;
+  /** Failed password checks per account (email) within signInLockSeconds before it is locked. */
   signInMaxFailures: number;
+  /** Failed password checks per address within signInLockSeconds before it is locked: far above the account's. */
+  signInMaxFailuresPerAddress: number;
   signInLockSeconds: number;
   /** Added wait per failed sign-in in a row (slows guessing before the lock). */
   signInSlowdownMs: number;
@@ -46,6 +62,8 @@ export interface Config {
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
   s3: S3Settings | null;
 }
+
+export type TrustProxy = boolean | { hops: number } | { addresses: string[] };
 
 export interface S3Settings {
   /** null: AWS itself, found from the region. */
@@ -82,6 +100,33 @@ const wholeNumber = (min: number, max: number) =>
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** proxy-addr's names for ranges, which Fastify's trustProxy accepts beside addresses and CIDRs. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An IPv4 address in four decimal parts or an IPv6 address, alone or as a CIDR range (not ipaddr's looser `10` or `1.2.3`). */
+function isAddressOrRange(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address = '', prefix] = entry.split('/', 2);
+  const strict = ipaddr.IPv4.isValidFourPartDecimal(address) || ipaddr.IPv6.isValid(address);
+  return strict && (prefix === undefined || ipaddr.isValidCIDR(entry));
+}
+
+const trustProxy = z.string().transform((value, context): TrustProxy => {
+  const text = value.trim();
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  const hops = /^\d+$/.test(text) ? Number(text) : null;
+  if (hops !== null && hops >= 1 && hops <= 100) return { hops };
+  const entries = text.split(',').map((entry) => entry.trim());
+  const bad = hops === null ? entries.find((entry) => !isAddressOrRange(entry)) : text;
+  if (bad === undefined) return { addresses: entries };
+  context.addIssue({
+    code: 'custom',
+    message: `must be true, a number of proxies from 1 to 100, or a comma-separated list of proxy addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1${bad !== text ? ` (${JSON.stringify(bad)} is none of these)` : ''}`,
+  });
+  return z.NEVER;
+});
+
 const publicUrl = z.string().refine((value) => {
   try {
     const url = new URL(value);
@@ -117,7 +162,7 @@ export const VARIABLES = {
   PUBLIC_URL: {
     parse: publicUrl.optional(),
     default: 'http://HOST:PORT',
-    meaning: 'The address people and browsers use to reach the service; used in setup and invite links and as the only origin allowed for signed-in requests.',
+    meaning: 'The address people and browsers use to reach the service; used in setup and invite links and as the only origin allowed for signed-in requests. Unset in development, a request from the address it was sent to (`localhost` or `127.0.0.1`) is allowed too.',
   },
   ENV: {
     parse: z.enum(['production', 'development'], { error: 'must be production or development' }).default('production'),
@@ -154,10 +199,15 @@ export const VARIABLES = {
     default: '20',
     meaning: 'Requests per second for each address making anonymous requests; `0` switches the limit off.',
   },
+  TRUST_PROXY: {
+    parse: trustProxy.optional(),
+    default: '(none)',
+    meaning: 'Which reverse proxies are believed about the client\'s address (`X-Forwarded-For`, and `-Host`, `-Proto`): unset, none (the address of the TCP connection is the client\'s); `1`, `2`, …: that many proxies in front, the nearest first; a comma-separated list of proxy addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`, also `loopback`, `uniquelocal`); `true`: every one. Every per-address limit and the audit log use the address it gives. See docs/operations.md.',
+  },
   AUTH_FAILURES_PER_IP: {
     parse: wholeNumber(0, 1_000_000).default(30),
     default: '30',
-    meaning: 'Refused authentications of a presented credential (bad, revoked or expired API keys, ended sessions; a request with no credential is not counted) per address per minute; past it the address gets 429 on every authenticated route until the minute is over. `0` switches it off.',
+    meaning: 'Refused authentications of a presented credential (bad, revoked or expired API keys, ended sessions; a request with no credential is not counted) per address per minute; past it every refusal from that address is a 429 until the minute is over, while valid credentials from it are still served. `0` switches it off.',
   },
   SESSION_TTL_HOURS: {
     parse: wholeNumber(1, 24 * 365).default(24 * 7),
@@ -167,12 +217,17 @@ export const VARIABLES = {
   SIGN_IN_MAX_FAILURES: {
     parse: wholeNumber(1, 1000).default(5),
     default: '5',
-    meaning: 'Failed sign-ins in a row (per email) before that email is locked for a while.',
+    meaning: 'Failed sign-ins for one account (email) within `PLAINBASE_SIGN_IN_LOCK_SECONDS` before that account is locked for as long; counted atomically, so a burst checks no more passwords than this.',
+  },
+  SIGN_IN_MAX_FAILURES_PER_ADDRESS: {
+    parse: wholeNumber(1, 1_000_000).default(100),
+    default: '100',
+    meaning: 'Failed sign-ins from one client address, whatever the accounts, within `PLAINBASE_SIGN_IN_LOCK_SECONDS` before that address is locked for as long. Keep it far above the per-account limit: many people may share one address.',
   },
   SIGN_IN_LOCK_SECONDS: {
     parse: wholeNumber(1, 86_400).default(900),
     default: '900',
-    meaning: 'How long the sign-in lock lasts, in seconds.',
+    meaning: 'The window in which sign-in failures are counted, and how long a lock lasts, in seconds.',
   },
   SIGN_IN_SLOWDOWN_MS: {
     parse: wholeNumber(0, 2000).default(250),
@@ -193,7 +248,7 @@ export const VARIABLES = {
   OWNER_PASSWORD: {
     parse: z.string().min(10, 'must be at least 10 characters').optional(),
     default: '(none)',
-    meaning: 'The first owner\'s password (at least 10 characters). Without both owner variables the server prints a one-time setup link.',
+    meaning: 'The first owner\'s password (at least 10 characters, not blank, not the email, not a common password). Without both owner variables the server prints a one-time setup link.',
     secret: true,
   },
   WEBHOOK_ALLOW_PRIVATE: {
@@ -292,6 +347,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     const missing = v.OWNER_EMAIL === undefined ? 'PLAINBASE_OWNER_EMAIL' : 'PLAINBASE_OWNER_PASSWORD';
     throw new ConfigError(missing, 'must be set together with the other owner variable');
   }
+  if (v.OWNER_EMAIL !== undefined && v.OWNER_PASSWORD !== undefined) {
+    // The same rules as every new password (docs/security.md), checked before anything starts.
+    const problem = passwordProblem(v.OWNER_PASSWORD, v.OWNER_EMAIL);
+    if (problem) throw new ConfigError('PLAINBASE_OWNER_PASSWORD', describePasswordProblem(problem));
+  }
   if (!v.API && !v.WORKER) throw new ConfigError('PLAINBASE_API', 'and PLAINBASE_WORKER are both off, so this process would have nothing to do');
 
   const dataDir = path.resolve(v.DATA_DIR);
@@ -302,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dataDir,
     database: parseDatabase(v.DATABASE_URL, dataDir),
     publicUrl: (v.PUBLIC_URL ?? `http://${v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST}:${v.PORT}`).replace(/\/+$/, ''),
+    originFromHost: v.PUBLIC_URL === undefined && v.ENV === 'development',
     env: v.ENV,
     api: v.API,
     worker: v.WORKER,
@@ -309,9 +370,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     importLimitBytes: v.IMPORT_LIMIT,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
     rateLimitPerIp: v.RATE_LIMIT_PER_IP,
+    trustProxy: v.TRUST_PROXY ?? false,
     authFailuresPerIp: v.AUTH_FAILURES_PER_IP,
     sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
+    signInMaxFailuresPerAddress: v.SIGN_IN_MAX_FAILURES_PER_ADDRESS,
     signInLockSeconds: v.SIGN_IN_LOCK_SECONDS,
     signInSlowdownMs: v.SIGN_IN_SLOWDOWN_MS,
     keyPepper: v.KEY_PEPPER ?? null,

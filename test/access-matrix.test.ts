@@ -2,16 +2,30 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERSON_ONLY_ABILITIES, ROLE_ABILITIES, ROLES, SCOPES, type Ability, type Scope } from '../src/abilities.js';
+import { PERSON_ONLY_ABILITIES, ROLE_ABILITIES, ROLE_RANK, ROLES, SCOPES, type Ability, type Role, type Scope } from '../src/abilities.js';
 import { buildApp, type DeclaredRoute } from '../src/app.js';
 import { needs, type Access } from '../src/http/access.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { closeSender } from '../src/delivery/guard-options.js';
-import { buildMatrixWorld, LATER_MS, MATRIX_CONFIG, type Caller, type CallerKind, type CollectionName, type MatrixWorld } from './support/matrix-callers.js';
+import {
+  buildMatrixWorld,
+  CONTENT_KINDS,
+  LATER_MS,
+  marker,
+  MATRIX_CONFIG,
+  recordDataOf,
+  type Caller,
+  type CallerKind,
+  type CollectionName,
+  type ContentKind,
+  type MatrixWorld,
+} from './support/matrix-callers.js';
 
 /**
  * The access matrix: every route the app declares, against every kind of caller, each answer
- * checked against the abilities table (src/abilities.ts data, docs/design.md §4; routes: docs/design.md §5).
+ * checked against the abilities table (src/abilities.ts data, docs/design.md §4; routes: docs/design.md §5):
+ * its status, and what it may contain (no record data, file content or schema that the caller
+ * may not read, docs/security.md).
  * The expectations are worked out here from the tables, never by asking the app's own checks.
  * A new route joins by itself; one with a path parameter this file cannot fill fails until
  * PARAMS names a fixture for it.
@@ -47,7 +61,7 @@ async function uploadMatrixFiles(t: TestApp, world: MatrixWorld): Promise<void> 
   const owner = world.callers.find((caller) => caller.name === 'owner session')!;
   for (const name of ['alpha', 'beta', 'pub'] as const) {
     const { id, recordId } = world.collections[name];
-    const uploaded = await t.app.inject({ method: 'POST', url: `/v1/collections/${id}/files?name=matrix.txt`, headers: { ...owner.headers(), 'content-type': 'text/plain' }, payload: 'matrix' });
+    const uploaded = await t.app.inject({ method: 'POST', url: `/v1/collections/${id}/files?name=matrix.txt`, headers: { ...owner.headers(), 'content-type': 'text/plain' }, payload: marker('file', name) });
     if (uploaded.statusCode !== 201) throw new Error(`matrix fixture: upload into ${name} answered ${uploaded.statusCode} ${uploaded.body}`);
     matrixFiles[name] = uploaded.json().id;
     if (name !== 'pub') continue;
@@ -64,6 +78,21 @@ async function uploadMatrixFiles(t: TestApp, world: MatrixWorld): Promise<void> 
 const ROUTE_QUERIES: Record<string, string> = {
   'GET /v1/events/stream': 'after=evt_00000000000000000000000000',
 };
+
+/**
+ * Bodies that let a write succeed where the caller may make it, so its answer shows what such a
+ * caller gets back; they leave the fixture as it was (a merge of nothing and a replacement by the
+ * same data change nothing). Other rows send `{}`.
+ */
+const BODIES: Record<string, (caller: Caller) => unknown> = {
+  'PATCH /v1/collections/:col/records/:rec': () => ({ data: {} }),
+  'PUT /v1/collections/:col/records/:rec': (caller) => ({ data: recordDataOf(caller.collection) }),
+  'POST /v1/collections/:col/records/:rec/files': (caller) => ({ fileId: matrixFiles[caller.collection] }),
+  'POST /v1/keys/:key/rotate': () => ({ gracePeriodSeconds: 0 }),
+};
+
+/** The role behind the matrix's target key: the owner made it (test/support/matrix-callers.ts). */
+const TARGET_KEY_ROLE: Role = 'owner';
 
 /** Parameters that name a collection, so a key restricted to collections is checked against them. */
 const COLLECTION_PARAMS = new Set(['col']);
@@ -90,6 +119,7 @@ const NO_ABILITY_ROUTES: Record<string, Access['kind']> = {
   'POST /v1/auth/setup': 'open',
   'POST /v1/invites/:token/accept': 'open',
   'POST /v1/auth/sign-out': 'person',
+  'POST /v1/auth/password': 'person',
   'GET /v1/auth/session': 'person',
   'GET /v1/workspaces': 'person',
   'POST /v1/workspaces': 'person',
@@ -178,7 +208,13 @@ function expectedAnswer(row: Row, kind: CallerKind, collection: CollectionName):
     case 'stranger':
       return access.kind === 'person' ? ALLOWED : refused(404, 'NOT_FOUND');
     case 'session':
-      return abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability)) ? ALLOWED : refused(403, 'FORBIDDEN');
+      if (!abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability))) return refused(403, 'FORBIDDEN');
+      // docs/security.md: a key acting with a higher role than the caller's may be revoked, not rotated
+      // (those who may not manage others' keys do not see it at all: 404, which passes as allowed).
+      if (row.method === 'POST' && row.url === '/v1/keys/:key/rotate' && ROLE_RANK[TARGET_KEY_ROLE] > ROLE_RANK[kind.role]) {
+        return ROLE_ABILITIES[kind.role].has('keys:manage') ? refused(403, 'FORBIDDEN') : ALLOWED;
+      }
+      return ALLOWED;
     case 'key': {
       if (access.kind === 'person') return refused(403, 'PERSON_REQUIRED');
       // docs/design.md §4, rule 2: what only a person may do is refused before any scope is looked at.
@@ -199,6 +235,36 @@ function expectedAnswer(row: Row, kind: CallerKind, collection: CollectionName):
       return ALLOWED;
     }
   }
+}
+
+const READ_SCOPE: Record<ContentKind, Scope> = { record: 'records:read', file: 'files:read', schema: 'schemas:read' };
+
+/**
+ * Whether a caller may see a collection's content of one kind in any answer. Anonymous callers
+ * read a public collection's records and files, not its schemas (docs/design.md §5).
+ */
+function maySee(kind: CallerKind, content: ContentKind, collection: CollectionName): boolean {
+  switch (kind.type) {
+    case 'anonymous':
+      return collection === 'pub' && content !== 'schema';
+    case 'session':
+      return ROLE_ABILITIES[kind.role].has(READ_SCOPE[content]);
+    case 'key':
+      return kind.scopes.has(READ_SCOPE[content]) && (kind.collections === null || kind.collections.includes(collection));
+    default:
+      return false;
+  }
+}
+
+/** The content an answer shows that its caller may not read, one phrase each. */
+function leaksIn(text: string, kind: CallerKind): string[] {
+  const leaks: string[] = [];
+  for (const content of CONTENT_KINDS) {
+    for (const collection of ['alpha', 'beta', 'pub'] as const) {
+      if (text.includes(marker(content, collection)) && !maySee(kind, content, collection)) leaks.push(`${content} content of ${collection}`);
+    }
+  }
+  return leaks;
 }
 
 const describeExpected = (expected: Expected) =>
@@ -262,25 +328,28 @@ describeEachEngine('access matrix', (engine) => {
   });
 
   /** One cell: the answer of one route to one caller, or a line saying how it was wrong. */
-  async function check(row: Row, caller: Caller, expected: Expected): Promise<string | null> {
+  async function check(row: Row, kind: CallerKind, caller: Caller, expected: Expected): Promise<string | null> {
     const path = row.url.replace(/:([A-Za-z0-9_]+)|\*/g, (whole, name: string | undefined) => encodeURIComponent(PARAMS[name ?? whole]!(world, caller)));
     const hasBody = ['POST', 'PUT', 'PATCH'].includes(row.method);
+    const body = BODIES[`${row.method} ${row.url}`]?.(caller) ?? {};
     const response = await t.app.inject({
       method: row.method as 'GET',
       url: row.query ? `${path}?${row.query}` : path,
       headers: { ...caller.headers(), ...(hasBody ? { 'content-type': 'application/json' } : {}) },
-      ...(hasBody ? { payload: '{}' } : {}),
+      ...(hasBody ? { payload: JSON.stringify(body) } : {}),
     });
     // A request that ended the caller's session (sign-out): the next row needs a live one.
     if (caller.renew && response.cookies.some((cookie) => cookie.name === 'plainbase_session' && !cookie.value)) await caller.renew();
-    let body: any = null;
+    let answer: any = null;
     try {
-      body = JSON.parse(response.body);
+      answer = JSON.parse(response.body);
     } catch {
       // Not JSON (docs, metrics): only the status matters.
     }
-    if (!mismatch(expected, response.statusCode, body)) return null;
-    const error = body?.error;
+    const leaks = leaksIn(response.body, kind);
+    if (leaks.length) return `${label(row)} as ${caller.name}: answered ${response.statusCode} showing ${leaks.join(', ')}, which it may not read`;
+    if (!mismatch(expected, response.statusCode, answer)) return null;
+    const error = answer?.error;
     const got = `${response.statusCode}${error?.code ? ` ${error.code}` : ''}${error?.details?.requiredScope ? ` (requiredScope ${error.details.requiredScope})` : ''}`;
     return `${label(row)} as ${caller.name}: expected ${describeExpected(expected)}, got ${got}`;
   }
@@ -297,14 +366,14 @@ describeEachEngine('access matrix', (engine) => {
       const namesCollection = row.params.some((param) => COLLECTION_PARAMS.has(param));
       const planned = callers
         .filter(({ caller }) => namesCollection || caller.collection === 'alpha')
-        .map(({ caller, kind }) => ({ caller, expected: expectedAnswer(row, kind, caller.collection) }));
+        .map(({ caller, kind }) => ({ caller, kind, expected: expectedAnswer(row, kind, caller.collection) }));
       const together = (cell: (typeof planned)[number]) => !cell.expected.allowed || row.method === 'GET';
       const results = new Map<number, string | null>();
       await Promise.all(planned.map(async (cell, index) => {
-        if (together(cell)) results.set(index, await check(row, cell.caller, cell.expected));
+        if (together(cell)) results.set(index, await check(row, cell.kind, cell.caller, cell.expected));
       }));
       for (const [index, cell] of planned.entries()) {
-        if (!together(cell)) results.set(index, await check(row, cell.caller, cell.expected));
+        if (!together(cell)) results.set(index, await check(row, cell.kind, cell.caller, cell.expected));
       }
       cells += planned.length;
       for (let index = 0; index < planned.length; index += 1) {
@@ -314,6 +383,107 @@ describeEachEngine('access matrix', (engine) => {
     }
     return { mismatches, cells };
   }
+
+  /**
+   * Every change to a record, made with success by every caller allowed to make it: the answer
+   * shows the record's data only to a caller that may read records; any other gets the record's
+   * id, revision, files and times (docs/security.md). Runs before the walk below, which trashes
+   * alpha; each change gets a record of its own.
+   */
+  it('shows a changed record\'s data only to callers that may read records, whatever change they made', async () => {
+    const owner = world.callers.find((caller) => caller.name === 'owner session')!;
+    const send = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
+      t.app.inject({ method: method as 'GET', url, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    const alpha = world.collections.alpha.id;
+    const ownerDo = async (method: string, url: string, body?: unknown) => {
+      const reply = await send(method, url, owner.headers(), body);
+      if (reply.statusCode >= 300) throw new Error(`fixture: ${method} ${url} answered ${reply.statusCode} ${reply.body}`);
+      return reply.json();
+    };
+    const newFile = async () => (await t.app.inject({ method: 'POST', url: `/v1/collections/${alpha}/files?name=c.txt`, headers: { ...owner.headers(), 'content-type': 'text/plain' }, payload: 'c' })).json().id as string;
+    const DATA = recordDataOf('alpha');
+    interface Change {
+      method: string;
+      url: string;
+      /** Puts a fresh record in the state the change needs; returns what the path needs. */
+      prepare: (recordId: string) => Promise<{ fileId?: string }>;
+      body?: (fileId?: string) => unknown;
+      path: (recordId: string, fileId?: string) => string;
+      /** The record's data after the change, and whether the change makes a new revision. */
+      after: Record<string, unknown>;
+      changes: boolean;
+    }
+    const record = (recordId: string) => `/v1/collections/${alpha}/records/${recordId}`;
+    const nothing = async () => ({});
+    const changes: Change[] = [
+      { method: 'PATCH', url: '/v1/collections/:col/records/:rec', prepare: nothing, body: () => ({ data: {} }), path: record, after: DATA, changes: false },
+      { method: 'PATCH', url: '/v1/collections/:col/records/:rec', prepare: nothing, body: () => ({ data: { more: 1 } }), path: record, after: { ...DATA, more: 1 }, changes: true },
+      { method: 'PUT', url: '/v1/collections/:col/records/:rec', prepare: nothing, body: () => ({ data: DATA }), path: record, after: DATA, changes: false },
+      { method: 'PUT', url: '/v1/collections/:col/records/:rec', prepare: nothing, body: () => ({ data: { note: marker('record', 'alpha'), n: 2 } }), path: record, after: { note: marker('record', 'alpha'), n: 2 }, changes: true },
+      { method: 'DELETE', url: '/v1/collections/:col/records/:rec', prepare: nothing, path: record, after: DATA, changes: true },
+      {
+        method: 'POST', url: '/v1/collections/:col/records/:rec/restore', after: DATA, changes: true,
+        prepare: async (id) => (await ownerDo('DELETE', record(id)), {}),
+        path: (id) => `${record(id)}/restore`,
+      },
+      {
+        method: 'POST', url: '/v1/collections/:col/records/:rec/files', after: DATA, changes: true,
+        prepare: async () => ({ fileId: await newFile() }),
+        body: (fileId) => ({ fileId }),
+        path: (id) => `${record(id)}/files`,
+      },
+      {
+        method: 'DELETE', url: '/v1/collections/:col/records/:rec/files/:fil', after: DATA, changes: true,
+        prepare: async (id) => {
+          const fileId = await newFile();
+          await ownerDo('POST', `${record(id)}/files`, { fileId });
+          return { fileId };
+        },
+        path: (id, fileId) => `${record(id)}/files/${fileId}`,
+      },
+    ];
+    const { rows } = rowsOf(t.app.declaredRoutes);
+    const problems: string[] = [];
+    let made = 0;
+    const readers = new Set<string>();
+    const nonReaders = new Set<string>();
+    for (const change of changes) {
+      const row = rows.find((candidate) => candidate.method === change.method && candidate.url === change.url && candidate.query === '')!;
+      for (const caller of world.callers.filter((candidate) => candidate.collection === 'alpha' && candidate.kind.type !== 'anonymous')) {
+        if (!expectedAnswer(row, caller.kind, 'alpha').allowed) continue;
+        const { id } = await ownerDo('POST', `/v1/collections/${alpha}/records`, { data: DATA });
+        const before = await send('GET', record(id), owner.headers());
+        const { fileId } = await change.prepare(id);
+        const prepared = await send('GET', `${record(id)}?trashed=true`, owner.headers());
+        const reply = await send(change.method, change.path(id, fileId), caller.headers(), change.body?.(fileId));
+        const where = `${change.method} ${change.url} ${JSON.stringify(change.body?.(fileId) ?? null)} as ${caller.name}`;
+        made += 1;
+        if (reply.statusCode !== 200) {
+          problems.push(`${where}: answered ${reply.statusCode} ${reply.body}`);
+          continue;
+        }
+        const body = reply.json();
+        const revision = Number(String(prepared.headers.etag).replaceAll('"', '')) + (change.changes ? 1 : 0);
+        if (reply.headers.etag !== `"${revision}"`) problems.push(`${where}: ETag ${reply.headers.etag}, expected "${revision}"`);
+        if (!change.changes && before.headers.etag !== reply.headers.etag) problems.push(`${where}: changed nothing, yet the revision moved`);
+        if (maySee(caller.kind, 'record', 'alpha')) {
+          readers.add(caller.name);
+          if (JSON.stringify(body.data) !== JSON.stringify(change.after)) problems.push(`${where}: data ${JSON.stringify(body.data)}, expected ${JSON.stringify(change.after)}`);
+          continue;
+        }
+        nonReaders.add(caller.name);
+        const keys = Object.keys(body).sort().join(',');
+        if (keys !== 'collectionId,createdAt,files,id,revision,trashedAt,updatedAt') problems.push(`${where}: answered the fields ${keys}`);
+        if (body.id !== id || body.revision !== revision) problems.push(`${where}: answered id ${body.id}, revision ${body.revision}`);
+        if (reply.body.includes(marker('record', 'alpha'))) problems.push(`${where}: the answer holds the record's data`);
+      }
+    }
+    failOnAny(problems, made);
+    // Both sides were exercised: write-only keys of each kind, and readers (keys and every role).
+    expect([...nonReaders].sort()).toEqual(['key with only files:write', 'key with only records:delete', 'key with only records:update', 'new secret of a key rotated with 2 h grace', 'old secret of a key rotated with 2 h grace']);
+    expect(readers).toContain('editor session');
+    expect(readers).toContain('key with all scopes');
+  }, 120_000);
 
   it('answers every route, as every kind of caller, as the abilities table says', async () => {
     const { rows, problems } = rowsOf(t.app.declaredRoutes);

@@ -21,8 +21,8 @@ describe('failureDelayMs', () => {
 
 describeEachEngine('auth', (engine) => {
   let t: TestApp;
-  // Three failures instead of the default five keep the lock tests quick (each failure is a scrypt).
-  beforeEach(async () => { t = await startTestApp(engine, { signInMaxFailures: 3 }); });
+  // Three failures (and six per address) instead of the defaults keep the lock tests quick (each failure is a scrypt).
+  beforeEach(async () => { t = await startTestApp(engine, { signInMaxFailures: 3, signInMaxFailuresPerAddress: 6 }); });
   afterEach(async () => { await t?.close(); });
 
   it('signs in with the right password: session body, a hardened cookie, the session route, sign-out', async () => {
@@ -152,16 +152,18 @@ describeEachEngine('auth', (engine) => {
     expect((await attempt(OWNER.password)).status).toBe(200);
   });
 
-  it('locks an address that fails for many different emails', async () => {
+  it('locks an address that fails for many different emails, at its own, higher, count', async () => {
     await createOwner(t.deps, OWNER);
-    const { signInMaxFailures, signInLockSeconds } = t.deps.config;
+    const { signInMaxFailures, signInMaxFailuresPerAddress, signInLockSeconds } = t.deps.config;
+    expect(signInMaxFailuresPerAddress).toBeGreaterThan(signInMaxFailures);
     const sprayer = new Client(t);
     sprayer.remoteAddress = '203.0.113.99';
-    for (let i = 0; i < signInMaxFailures; i++) {
+    for (let i = 0; i < signInMaxFailuresPerAddress; i++) {
       expectError(await sprayer.post('/v1/auth/sign-in', { email: `person${i}@example.com`, password: 'password123' }), 401, 'UNAUTHENTICATED');
     }
     const fromSameAddress = await sprayer.post('/v1/auth/sign-in', { email: OWNER.email, password: OWNER.password });
-    expectError(fromSameAddress, 429, 'RATE_LIMITED');
+    const error = expectError(fromSameAddress, 429, 'RATE_LIMITED');
+    expect(error.message).toMatch(/network address/);
     expect(Number(fromSameAddress.headers['retry-after'])).toBe(signInLockSeconds);
 
     const elsewhere = new Client(t);
@@ -170,6 +172,22 @@ describeEachEngine('auth', (engine) => {
 
     t.clock.advance(signInLockSeconds * 1000 + 1);
     expect((await sprayer.post('/v1/auth/sign-in', { email: OWNER.email, password: OWNER.password })).status).toBe(200);
+  });
+
+  it("does not lock out a colleague behind the same address when one person's account is locked", async () => {
+    await createOwner(t.deps, OWNER);
+    const colleague = { email: 'colleague@example.com', password: 'colleague password' };
+    await createOwner(t.deps, colleague);
+    const office = new Client(t);
+    office.remoteAddress = '198.51.100.40';
+    for (let i = 0; i < t.deps.config.signInMaxFailures; i++) {
+      expectError(await office.post('/v1/auth/sign-in', { email: OWNER.email, password: `typo ${i}` }), 401, 'UNAUTHENTICATED');
+    }
+    const locked = expectError(await office.post('/v1/auth/sign-in', { email: OWNER.email, password: OWNER.password }), 429, 'RATE_LIMITED');
+    expect(locked.message).toMatch(/account/);
+    const other = new Client(t);
+    other.remoteAddress = '198.51.100.40';
+    expect((await other.post('/v1/auth/sign-in', colleague)).status).toBe(200);
   });
 
   it('counts password guesses through an invite link against the same lock', async () => {

@@ -72,6 +72,21 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads PLAINBASE_TRUST_PROXY in the forms Fastify takes, and refuses anything else naming the variable', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ PLAINBASE_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ PLAINBASE_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ PLAINBASE_TRUST_PROXY: '2' }).trustProxy).toEqual({ hops: 2 });
+    expect(loadConfig({ PLAINBASE_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,fd00::/8,loopback' }).trustProxy).toEqual({
+      addresses: ['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8', 'loopback'],
+    });
+    for (const bad of ['0', '101', 'yes', '1.2.3', '10.0.0.0/33', '127.0.0.1,,10.0.0.1', 'proxy.example.com', '10.0.0.1/8/8']) {
+      const error = configError({ PLAINBASE_TRUST_PROXY: bad });
+      expect(error.variable, bad).toBe('PLAINBASE_TRUST_PROXY');
+      expect(error.message).toMatch(/must be true, a number of proxies/);
+    }
+  });
+
   it('treats an empty value as unset', () => {
     expect(loadConfig({ PLAINBASE_PORT: '', PLAINBASE_DATABASE_URL: '' })).toMatchObject({ port: 8080, database: { engine: 'sqlite' } });
   });

@@ -47,6 +47,43 @@ describeEachEngine('records', (engine) => {
     expect(events.map((e) => e.data.record.data)).toEqual([{ name: 'Ada', age: 37, address: { city: 'London' }, vip: true }, { name: 'Grace' }]);
   });
 
+  it('writes nothing and emits nothing for an update that changes nothing, and still checks If-Match', async () => {
+    const key = (await owner.post('/v1/keys', { name: 'writer', scopes: ['records:update'] })).body.secret as string;
+    const bearer = { authorization: `Bearer ${key}` };
+    const api = new Client(t);
+    const { body: rec } = await owner.post('/v1/collections/leads/records', { data: { name: 'Ada', tags: ['a'], address: { city: 'London' } } });
+    const events = (await outbox(t)).length;
+    const audit = await t.deps.db.selectFrom('audit_log').select('id').execute();
+    t.clock.advance(1000);
+
+    const unchanged = [
+      await api.patch(`/v1/collections/leads/records/${rec.id}`, { data: {} }, bearer),
+      // Removing a field that is not there, and setting fields to what they are.
+      await api.patch(`/v1/collections/leads/records/${rec.id}`, { data: { missing: null, name: 'Ada', address: { city: 'London' } } }, bearer),
+      // The same data with its keys in another order.
+      await api.put(`/v1/collections/leads/records/${rec.id}`, { data: { address: { city: 'London' }, tags: ['a'], name: 'Ada' } }, bearer),
+      await owner.patch(`/v1/collections/leads/records/${rec.id}`, { data: {} }, { 'if-match': '"1"' }),
+    ];
+    for (const reply of unchanged) {
+      expect(reply.status).toBe(200);
+      expect(reply.headers.etag).toBe('"1"');
+      expect(reply.body.updatedAt).toBe(rec.updatedAt);
+    }
+    expect(unchanged[0]!.body).toEqual({ id: rec.id, collectionId: rec.collectionId, revision: 1, files: [], createdAt: rec.createdAt, updatedAt: rec.updatedAt, trashedAt: null });
+    expect((await owner.get(`/v1/collections/leads/records/${rec.id}`)).body).toEqual(rec);
+    expect((await outbox(t)).length).toBe(events);
+    expect(await t.deps.db.selectFrom('audit_log').select('id').execute()).toEqual(audit);
+    // A stale If-Match is refused even when nothing would change.
+    expect((await owner.patch(`/v1/collections/leads/records/${rec.id}`, { data: {} }, { 'if-match': '"7"' })).status).toBe(412);
+
+    // A change is a change: a new revision and one event, and the key's answer still holds no data.
+    const changed = await api.patch(`/v1/collections/leads/records/${rec.id}`, { data: { name: 'Grace' } }, bearer);
+    expect(changed.headers.etag).toBe('"2"');
+    expect(changed.body.data).toBeUndefined();
+    expect(changed.body.revision).toBe(2);
+    expect((await outbox(t)).length).toBe(events + 1);
+  });
+
   it('If-Match: a stale ETag gets 412 and changes nothing', async () => {
     const { body: rec } = await owner.post('/v1/collections/leads/records', { data: { n: 1 } });
     const first = await owner.patch(`/v1/collections/leads/records/${rec.id}`, { data: { n: 2 } }, { 'if-match': '"1"' });

@@ -15,24 +15,26 @@ interface Window {
 
 /**
  * Counts refused authentications (401: a bad, revoked or expired key, an ended session; not a
- * request that presented no credential at all) per address, in this process's memory. An address
- * past `limit` failures within a minute is refused with 429 on every authenticated route until
- * its minute is over, before any credential is looked at: so guessing keys or sessions costs no
- * database work and gets no answer about the guess. The rate limiter proper (rate-limit.ts)
- * cannot do this: it runs after authentication, which a bad credential never passes.
+ * request that presented no credential at all) per address, in this process's memory. While an
+ * address is past `limit` failures within a minute, every refusal it gets is a 429 instead of a
+ * 401, until its minute is over: a program stuck on a revoked key is told to back off, and a
+ * guesser learns nothing about why a credential failed. A valid credential from that address is
+ * still served, so one misconfigured program or person does not lock out everyone behind the
+ * same address (docs/security.md). The rate limiter proper (rate-limit.ts) cannot do this: it
+ * runs after authentication, which a bad credential never passes.
  */
 export class AuthFailureLimiter {
   private readonly windows = new Map<string, Window>();
 
   constructor(private readonly limit: number) {}
 
-  /** Throws 429 while `address` is over its budget of failures. */
-  refuseIfBlocked(address: string, now: number): void {
-    if (this.limit === 0) return;
+  /** The 429 that refusals from `address` get while it is over its budget, or null. */
+  blocked(address: string, now: number): AppError | null {
+    if (this.limit === 0) return null;
     const window = this.current(address, now);
-    if (!window || window.failures < this.limit) return;
+    if (!window || window.failures < this.limit) return null;
     const seconds = Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000));
-    throw new AppError('RATE_LIMITED', 'Too many failed authentications from this address; try again later.', { retryAfterSeconds: seconds }, {
+    return new AppError('RATE_LIMITED', 'Too many failed authentications from this address; try again later.', { retryAfterSeconds: seconds }, {
       'retry-after': String(seconds),
       // The same headers as the request rate limits (rate-limit.ts), so clients back off alike.
       'ratelimit-limit': String(this.limit),
@@ -69,11 +71,12 @@ export class AuthFailureLimiter {
 }
 
 /**
- * The app's authentication step (auth.ts) as an onRequest hook, behind the failure limiter:
- * refused while the address is blocked, and each 401 it answers to a request that presented a
- * credential (a key, a session cookie) counted against the address. A request with no credential
- * guesses nothing, so its 401 is not counted: a signed-out dashboard polling its session behind
- * a shared address must not use up that address's budget. Open routes are not counted either.
+ * The app's authentication step (auth.ts) as an onRequest hook, with the failure limiter: each
+ * 401 it answers to a request that presented a credential (a key, a session cookie) is counted
+ * against the address (request.ip: the client's address as PLAINBASE_TRUST_PROXY resolves it),
+ * and answered 429 while the address is over its budget. A request with no credential guesses
+ * nothing, so its 401 is not counted: a signed-out dashboard polling its session behind a shared
+ * address must not use up that address's budget. Open routes are not counted either.
  * A callback hook, not an async one: authentication is often synchronous (auth.ts), and then
  * the request goes on without a promise and a turn of the microtask queue.
  */
@@ -82,14 +85,17 @@ export function authenticateCountingFailures(deps: Deps, limiter: AuthFailureLim
     const access = request.routeOptions.config.access;
     const counted = access !== undefined && access.kind !== 'open';
     const refuse = (error: unknown) => {
-      if (counted && error instanceof AppError && error.status === 401 && presentsCredential(request)) {
-        limiter.recordFailure(request.ip, deps.clock.now().getTime());
+      if (counted && error instanceof AppError && error.status === 401) {
+        const now = deps.clock.now().getTime();
+        // Judged before this failure is counted: the failure that uses up the budget still answers 401.
+        const blocked = limiter.blocked(request.ip, now);
+        if (presentsCredential(request)) limiter.recordFailure(request.ip, now);
+        if (blocked) return done(blocked);
       }
       done(error as Error);
     };
     let pending: void | Promise<void>;
     try {
-      if (counted) limiter.refuseIfBlocked(request.ip, deps.clock.now().getTime());
       pending = authenticate(deps, request, access);
     } catch (error) {
       refuse(error);

@@ -126,6 +126,16 @@ function keyAllows(key: KeyCaller, scope: Scope): boolean {
 }
 
 /**
+ * Whether the caller holds an ability, without refusing: for answers that show more to a caller
+ * who may read more (a record's data only with records:read, docs/security.md).
+ */
+export function callerMay(request: FastifyRequest, ability: Ability): boolean {
+  const { role, key } = request.auth;
+  if (key) return !isPersonOnly(ability) && keyAllows(key, ability as Scope);
+  return role !== null && roleAllows(role, ability);
+}
+
+/**
  * Checks one ability for the caller: the declared one, or one more for a route whose needs
  * depend on the request (DELETE with ?permanent=true needs records:purge).
  */
@@ -161,19 +171,34 @@ async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, c
   }
 }
 
+/**
+ * Whether an Origin header names the service itself: PLAINBASE_PUBLIC_URL's origin, or, in
+ * development without it, the origin the request was sent to (its own Host), so that both
+ * http://localhost:8080 and http://127.0.0.1:8080 work. A cross-site page cannot choose the Host
+ * its victim's browser sends, so this admits no other site; a page of another name pointed at
+ * the service (DNS rebinding) has no session cookie of the service's own name to send.
+ */
+function isOwnOrigin(deps: Deps, request: FastifyRequest, origin: string): boolean {
+  if (origin === new URL(deps.config.publicUrl).origin) return true;
+  return deps.config.originFromHost && origin.toLowerCase() === `${request.protocol}://${request.host}`.toLowerCase();
+}
+
 /** A browser request from another site is refused, whatever it carries. */
 function checkOrigin(deps: Deps, request: FastifyRequest): void {
   const origin = request.headers.origin;
   if (!UNSAFE_METHODS.has(request.method) || origin === undefined) return;
-  if (origin !== new URL(deps.config.publicUrl).origin) throw forbidden('This request came from another site.');
+  if (!isOwnOrigin(deps, request, origin)) throw forbidden('This request came from another site.');
 }
 
 /**
  * Cookies ride along on cross-site form posts; such posts can send neither a JSON content type
- * nor a custom header, so requiring one of them stops them (docs/design.md §3).
+ * nor a custom header, so requiring one of them stops them (docs/security.md). A request whose
+ * Origin is the service's own (checkOrigin refused any other) is a page of the service itself:
+ * it passes as it is, so the dashboard's sign-out needs neither (docs/security.md).
  */
 function checkCsrf(request: FastifyRequest): void {
   if (!UNSAFE_METHODS.has(request.method)) return;
+  if (request.headers.origin !== undefined) return;
   const json = /^application\/([\w.+-]+\+)?json\b/i.test(request.headers['content-type'] ?? '');
   if (!json && request.headers[WORKSPACE_HEADER] === undefined) {
     throw forbidden(`A signed-in request that changes something must send JSON or the ${WORKSPACE_HEADER} header.`);
@@ -191,10 +216,4 @@ export function inWorkspace(request: FastifyRequest): { workspaceId: string; act
 export function signedInPerson(request: FastifyRequest): Person {
   if (!request.auth.person) throw new Error(`route ${request.routeOptions.url} used signedInPerson without person access`);
   return request.auth.person;
-}
-
-/** Whether the caller holds an ability, as requireAbility would judge it, without refusing. */
-export function callerMay(auth: AuthContext, ability: Ability): boolean {
-  if (auth.key) return !isPersonOnly(ability) && keyAllows(auth.key, ability);
-  return auth.role !== null && roleAllows(auth.role, ability);
 }

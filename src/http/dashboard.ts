@@ -23,6 +23,7 @@ export const DASHBOARD_PAGES = [
   '/sign-in',
   '/invite/:token',
   '/workspaces/new',
+  '/account',
   '/collections/:name',
   '/collections/:name/records',
   '/collections/:name/schemas',

@@ -1,4 +1,5 @@
 import type { RegisterRoute } from './app-type.js';
+import { registerChangePassword } from './routes/auth/change-password.js';
 import { registerGetSession } from './routes/auth/get-session.js';
 import { registerCompleteSetup, registerGetSetup } from './routes/auth/setup.js';
 import { registerSignIn } from './routes/auth/sign-in.js';
@@ -71,6 +72,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerSignIn,
   registerSignOut,
   registerGetSession,
+  registerChangePassword,
   registerGetSetup,
   registerCompleteSetup,
   registerListWorkspaces,

@@ -25,6 +25,17 @@ export type CallerKind =
 
 export type CollectionName = 'alpha' | 'beta' | 'pub';
 
+/**
+ * Text that appears only inside one collection's record data, file content or schema, so an
+ * answer that holds it shows that content: the matrix checks that no caller gets one it may not
+ * read (records:read, files:read, schemas:read).
+ */
+export type ContentKind = 'record' | 'file' | 'schema';
+export const marker = (kind: ContentKind, collection: CollectionName) => `${kind}-content-of-${collection}`;
+export const CONTENT_KINDS: readonly ContentKind[] = ['record', 'file', 'schema'];
+/** The data of each collection's fixture record. */
+export const recordDataOf = (collection: CollectionName) => ({ n: 1, note: marker('record', collection) });
+
 export interface Caller {
   name: string;
   kind: CallerKind;
@@ -81,7 +92,7 @@ export async function buildMatrixWorld(t: TestApp): Promise<MatrixWorld> {
   const collections = {} as MatrixWorld['collections'];
   await Promise.all((['alpha', 'beta', 'pub'] as const).map(async (name) => {
     const col = ok(await owner.post('/v1/collections', { name, public: name === 'pub' }), 201, `create collection ${name}`);
-    const rec = ok(await owner.post(`/v1/collections/${name}/records`, { data: { n: 1 } }), 201, `create record in ${name}`);
+    const rec = ok(await owner.post(`/v1/collections/${name}/records`, { data: recordDataOf(name) }), 201, `create record in ${name}`);
     collections[name] = { id: col.id, recordId: rec.id };
   }));
   const now = t.clock.now().getTime();
@@ -95,7 +106,7 @@ export async function buildMatrixWorld(t: TestApp): Promise<MatrixWorld> {
 
   // Independent of each other, so made together (passwords are slow to hash).
   const [, targetKey, targetAccount, targetMember, invite, members, stranger, singleScopeKeys, all, restricted, expiring, revoked, rotatedAtOnce, rotated, robotKey] = await Promise.all([
-    owner.post('/v1/collections/alpha/schemas', { schema: { type: 'object' } }).then((reply) => ok(reply, 201, 'create schema version 1 in alpha')),
+    owner.post('/v1/collections/alpha/schemas', { schema: { type: 'object', description: marker('schema', 'alpha') } }).then((reply) => ok(reply, 201, 'create schema version 1 in alpha')),
     // Targets for routes that change or end things: no caller depends on them.
     createKey('target', { scopes: ['records:read'] }),
     owner.post('/v1/service-accounts', { name: 'target', role: 'viewer' }).then((reply) => ok(reply, 201, 'create target service account')),
@@ -128,7 +139,7 @@ export async function buildMatrixWorld(t: TestApp): Promise<MatrixWorld> {
   // A webhook and one delivery of it: the webhook must exist before the event that it hears of.
   const webhook = ok(await owner.post('/v1/webhooks', { url: WEBHOOK_URL, events: ['*'] }), 201, 'create webhook');
   t.clock.advance(1);
-  ok(await owner.post('/v1/collections/alpha/records', { data: { n: 2 } }), 201, 'create a record the webhook hears of');
+  ok(await owner.post('/v1/collections/alpha/records', { data: { n: 2, note: marker('record', 'alpha') } }), 201, 'create a record the webhook hears of');
   await fanOutEvents(t.deps, 100);
   const deliveries = ok(await owner.get(`/v1/webhooks/${webhook.id}/deliveries`), 200, 'list deliveries');
   if (!deliveries.data?.length) throw new Error('matrix fixture: the webhook got no delivery');

@@ -1,4 +1,5 @@
 import type { ComponentType } from 'react';
+import { AccountPage } from './pages/account/AccountPage.js';
 import { AuditLogPage } from './pages/audit/AuditLogPage.js';
 import { InvitePage } from './pages/auth/InvitePage.js';
 import { SetupPage } from './pages/auth/SetupPage.js';
@@ -38,6 +39,7 @@ export const routes: Route[] = [
   { path: '/sign-in', page: SignInPage, public: true },
   { path: '/invite/:token', page: InvitePage, public: true },
   { path: '/workspaces/new', page: NewWorkspacePage, workspace: false },
+  { path: '/account', page: AccountPage, workspace: false },
   { path: '/', page: CollectionsPage, ability: 'collections:read' },
   { path: '/collections/:name', page: CollectionPage, ability: 'collections:read' },
   { path: '/collections/:name/records', page: RecordsPage, ability: 'records:read' },

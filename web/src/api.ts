@@ -48,6 +48,22 @@ export async function api<T = unknown>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' 
   return readAnswer<T>(response.status, response.headers.get('content-type'), await response.text());
 }
 
+/**
+ * A JSON call on one versioned thing (a record): sends `If-Match` when given and answers the body
+ * with the answer's ETag, so an edit can be saved only over the version it started from.
+ */
+export async function apiVersioned<T = unknown>(
+  method: 'GET' | 'PUT' | 'PATCH',
+  path: string,
+  options: { body?: unknown; ifMatch?: string | null } = {},
+): Promise<{ body: T; etag: string | null }> {
+  const extra: Record<string, string> = options.body === undefined ? {} : { 'content-type': 'application/json' };
+  if (options.ifMatch) extra['if-match'] = options.ifMatch;
+  const response = await send(path, { method, headers: headers(extra), body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const body = readAnswer<T>(response.status, response.headers.get('content-type'), await response.text());
+  return { body, etag: response.headers.get('etag') };
+}
+
 /** A GET whose answer is read as it arrives (downloads): the same cookie and header as api(), errors as ApiError. */
 export async function fetchFromApi(path: string): Promise<Response> {
   const response = await send(path, { method: 'GET', headers: headers({ accept: '*/*' }) });

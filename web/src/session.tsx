@@ -131,9 +131,13 @@ export function AuthProvider(props: { children: ReactNode }): React.JSX.Element 
       async signOut() {
         try {
           await api('POST', '/v1/auth/sign-out');
-        } finally {
-          setBody(null);
+        } catch (error) {
+          // 401: the session had already ended on the server, which is what was asked. Anything
+          // else (refused, unreachable) leaves the session alive: the person must hear of it, not
+          // be shown a sign-in page while still signed in.
+          if (!(error instanceof ApiError && error.status === 401)) throw error;
         }
+        setBody(null);
       },
       refresh,
     };

@@ -54,7 +54,7 @@ async function auditKeyWrite(executor: Executor, at: Date, context: CollectionCo
 
 async function versionedWithFiles(executor: Executor, dialect: Dialect, row: RecordsTable): Promise<VersionedRecord> {
   const [record] = await withAttachedFiles(executor, row.workspace_id, [toRecordView(dialect, row)]);
-  return { record: record!, etag: etagOf(row.revision) };
+  return { record: record!, revision: row.revision, etag: etagOf(row.revision) };
 }
 
 /**

@@ -1,13 +1,13 @@
 import type { Role } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
-import { AppError, conflict, invalidRequest, notFound, rateLimited } from '../../errors.js';
+import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { randomToken, sha256Hex } from '../../secrets.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { findPersonByEmail, insertPerson, normaliseEmail, type Person } from '../people/people.js';
 import { verifyPassword } from '../people/password.js';
 import { createSession, type NewSession } from '../sessions/sessions.js';
-import { clearFailures, recordFailure, secondsLocked, throttleSubjects } from '../sessions/sign-in-throttle.js';
+import { claimPasswordCheck, passwordCheckSucceeded } from '../sessions/sign-in-throttle.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 
@@ -115,14 +115,12 @@ export async function acceptInvite(
   const existing = await findPersonByEmail(deps.db, invite.email);
   // Whoever holds the link (the inviter too) must not get unlimited guesses at an existing
   // account's password: this check counts against the same lock as signing in.
-  const subjects = throttleSubjects(invite.email, meta.ip);
   if (existing) {
-    const locked = await secondsLocked(deps.db, subjects, now);
-    if (locked > 0) throw rateLimited(locked, 'Too many failed sign-ins; try again later.');
-  }
-  if (existing && !(await verifyPassword(input.password, existing.password_hash))) {
-    await deps.db.transaction().execute((trx) => Promise.all(subjects.map((subject) => recordFailure(trx, subject, now, deps.config))));
-    throw new AppError('UNAUTHENTICATED', 'You already have an account with this email: give its password to accept.');
+    await claimPasswordCheck(deps.db, deps.config, invite.email, meta.ip, now);
+    if (!(await verifyPassword(input.password, existing.password_hash))) {
+      throw new AppError('UNAUTHENTICATED', 'You already have an account with this email: give its password to accept.');
+    }
+    await passwordCheckSucceeded(deps.db, invite.email, meta.ip);
   }
   if (!existing && !input.name?.trim()) throw invalidRequest('A name is needed to create your account.', { field: 'body.name' });
 
@@ -147,7 +145,6 @@ export async function acceptInvite(
       .executeTakeFirst();
     if (already) throw conflict('You are already a member of this workspace.');
 
-    if (existing) await clearFailures(trx, subjects[0]);
     await trx.updateTable('invites').set({ accepted_by: person.id }).where('id', '=', invite.id).execute();
     await trx
       .insertInto('memberships')

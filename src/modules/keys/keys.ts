@@ -1,4 +1,4 @@
-import { ROLE_ABILITIES, type Role, type Scope } from '../../abilities.js';
+import { ROLE_ABILITIES, ROLE_RANK, type Role, type Scope } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
 import type { ApiKeysTable, Executor } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
@@ -78,14 +78,20 @@ export interface CreateKeyInput {
 export async function createKey(deps: Deps, manager: KeyManager, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
   const now = deps.clock.now();
   const scopes = [...new Set(input.scopes)];
-  const notHeld = scopes.filter((scope) => !ROLE_ABILITIES[manager.role].has(scope));
-  if (notHeld.length) throw forbidden(`Your role (${manager.role}) cannot grant ${notHeld.join(', ')}.`);
+  const grantable = (role: Role) => {
+    const notHeld = scopes.filter((scope) => !ROLE_ABILITIES[role].has(scope));
+    if (notHeld.length) throw forbidden(`Your role (${role}) cannot grant ${notHeld.join(', ')}.`);
+  };
+  grantable(manager.role);
   // Compared as instants: the text may carry any offset (11:00+02:00 is before 10:00Z).
   if (input.expiresAt && Date.parse(input.expiresAt) <= now.getTime()) {
     throw invalidRequest('expiresAt must be in the future.', { field: 'body.expiresAt' });
   }
 
   return deps.db.transaction().execute(async (trx) => {
+    // The creator's membership, read again and held until the key is in: a removal running at the
+    // same moment either comes first (no key) or waits, and then revokes this key with the others.
+    grantable(await lockedRole(trx, deps, manager));
     if (input.serviceAccountId) {
       if (!manager.managesAll) throw forbidden('Only owners and admins issue keys for service accounts.');
       const account = await trx
@@ -135,6 +141,15 @@ export async function createKey(deps: Deps, manager: KeyManager, input: CreateKe
   });
 }
 
+/** The manager's role now, locking their membership row where the engine can (SQLite runs one write transaction at a time anyway). */
+async function lockedRole(executor: Executor, deps: Deps, manager: KeyManager): Promise<Role> {
+  let query = executor.selectFrom('memberships').select('role').where('workspace_id', '=', manager.workspaceId).where('person_id', '=', manager.personId);
+  if (deps.dialect.supportsSkipLocked) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  if (!row) throw new AppError('NOT_FOUND', 'No such workspace, or you are not a member of it.');
+  return row.role as Role;
+}
+
 /** Restriction lists name collections by id or name; they are stored as ids (docs/design.md §3). */
 async function resolveCollectionIds(executor: Executor, workspaceId: string, refs: string[]): Promise<string[]> {
   const ids: string[] = [];
@@ -178,6 +193,24 @@ export async function getKey(deps: Deps, manager: KeyManager, keyId: string): Pr
 }
 
 /**
+ * A person may rotate only a key they could have created (docs/security.md): one whose role
+ * behind it (its creator's now, or its service account's) does not outrank theirs, with scopes
+ * their role allows. Rotating hands over a working secret, so an admin rotating the owner's key
+ * would get a key that acts as the owner. Revoking takes nothing over, and stays allowed.
+ */
+async function checkMayRotate(executor: Executor, manager: KeyManager, row: ApiKeysTable): Promise<void> {
+  const behind = row.service_account_id
+    ? await executor.selectFrom('service_accounts').select('role').where('workspace_id', '=', manager.workspaceId).where('id', '=', row.service_account_id).executeTakeFirst()
+    : await executor.selectFrom('memberships').select('role').where('workspace_id', '=', manager.workspaceId).where('person_id', '=', row.created_by).executeTakeFirst();
+  const role = behind?.role as Role | undefined;
+  if (role && ROLE_RANK[role] > ROLE_RANK[manager.role]) {
+    throw forbidden(`This key acts with the role ${role}, which outranks yours (${manager.role}): you may revoke it, not rotate it.`);
+  }
+  const beyond = (JSON.parse(row.scopes) as Scope[]).filter((scope) => !ROLE_ABILITIES[manager.role].has(scope));
+  if (beyond.length) throw forbidden(`Your role (${manager.role}) cannot grant ${beyond.join(', ')}, which this key holds: you may revoke it, not rotate it.`);
+}
+
+/**
  * A new secret for the same key. The previous secret keeps working until min(now + grace, the
  * key's expiry); secrets from earlier rotations stop at once.
  */
@@ -185,6 +218,7 @@ export async function rotateKey(deps: Deps, manager: KeyManager, keyId: string, 
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const row = await findManagedKey(trx, manager, keyId, deps.dialect.supportsSkipLocked);
+    await checkMayRotate(trx, manager, row);
     const state = keyState(row, now);
     if (state !== 'active') throw conflict(`A${state === 'expired' ? 'n expired' : ' revoked'} key cannot be rotated.`);
     const graceEnd = new Date(now.getTime() + graceSeconds * 1000).toISOString();

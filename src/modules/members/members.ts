@@ -61,18 +61,46 @@ export async function changeRole(
   return getMember(deps, workspaceId, personId);
 }
 
+/**
+ * Removes a person from a workspace, and revokes for good every key they created there (their
+ * service accounts' keys stay: those depend on no one person). A revoked key never comes back,
+ * so inviting the person again gives them their role back but none of their old keys: whoever
+ * still holds one of those secrets has lost it with the removal (docs/security.md). Each
+ * revocation is audited as key.revoked, with the removal as its reason.
+ */
 export async function removeMember(deps: Deps, workspaceId: string, actor: Actor, personId: string, meta: RequestMeta): Promise<void> {
+  const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     const current = await findRole(trx, workspaceId, personId);
     if (!current) throw notFound('member');
     if (current === 'owner') throw new AppError('FORBIDDEN', 'The owner cannot be removed; transfer ownership first.');
     await trx.deleteFrom('memberships').where('workspace_id', '=', workspaceId).where('person_id', '=', personId).execute();
-    await recordAudit(trx, deps.clock.now(), meta, {
+    await recordAudit(trx, now, meta, {
       workspaceId,
       actor,
       action: 'member.removed',
       target: { type: 'person', id: personId },
       details: { role: current },
     });
+    const keys = await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: now.toISOString() })
+      .where('workspace_id', '=', workspaceId)
+      .where('created_by', '=', personId)
+      .where('service_account_id', 'is', null)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute();
+    if (keys.length === 0) return;
+    await trx.deleteFrom('api_key_secrets').where('key_id', 'in', keys.map((key) => key.id)).execute();
+    for (const key of keys) {
+      await recordAudit(trx, now, meta, {
+        workspaceId,
+        actor,
+        action: 'key.revoked',
+        target: { type: 'key', id: key.id },
+        details: { reason: 'member_removed', personId },
+      });
+    }
   });
 }

@@ -34,5 +34,3 @@ export function decoyPasswordHash(): Promise<string> {
   decoy ??= hashPassword(randomBytes(16).toString('hex'));
   return decoy;
 }
-
-export const PASSWORD_MIN_LENGTH = 10;

@@ -1,7 +1,8 @@
 import type { Executor } from '../../db/schema.js';
-import { conflict, invalidRequest } from '../../errors.js';
+import { conflict } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { hashPassword, PASSWORD_MIN_LENGTH } from './password.js';
+import { hashPassword } from './password.js';
+import { checkNewPassword } from './password-rules.js';
 
 export interface Person {
   id: string;
@@ -25,19 +26,13 @@ export async function countPeople(executor: Executor): Promise<number> {
   return Number(row.count);
 }
 
-export function checkPasswordStrength(password: string): void {
-  if (password.length < PASSWORD_MIN_LENGTH) {
-    throw invalidRequest(`The password must be at least ${PASSWORD_MIN_LENGTH} characters long.`, { field: 'body.password' });
-  }
-}
-
 export async function insertPerson(
   executor: Executor,
   input: { email: string; name: string; password: string },
   now: Date,
 ): Promise<Person> {
-  checkPasswordStrength(input.password);
   const email = normaliseEmail(input.email);
+  checkNewPassword(input.password, email);
   if (await findPersonByEmail(executor, email)) throw conflict('A person with this email already exists.');
   const person = { id: newId('per', now.getTime()), email, name: input.name.trim() };
   await executor

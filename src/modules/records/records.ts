@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Deps } from '../../deps.js';
 import { writeJson, type Dialect } from '../../db/dialect.js';
 import { directQuery } from '../../db/direct-query.js';
@@ -29,9 +30,10 @@ export interface RecordView {
   trashedAt: string | null;
 }
 
-/** A record and its ETag: the revision, which goes up on every change. */
+/** A record, its revision (goes up on every change) and its ETag, which is the revision quoted. */
 export interface VersionedRecord {
   record: RecordView;
+  revision: number;
   etag: string;
 }
 
@@ -253,7 +255,12 @@ function checkIfMatch(row: RecordsTable, ifMatch: string | undefined): void {
   }
 }
 
-/** PATCH merges (JSON Merge Patch), PUT replaces; both honour If-Match and the active schema. */
+/**
+ * PATCH merges (JSON Merge Patch), PUT replaces; both honour If-Match and the active schema. An
+ * update that leaves the data and its schema version as they are changes nothing: no new
+ * revision, no event, no audit entry (docs/data-api.md), so a caller cannot make a record look
+ * changed, or learn anything, by sending what is already there.
+ */
 export async function updateRecord(
   deps: Deps,
   context: CollectionContext,
@@ -268,8 +275,13 @@ export async function updateRecord(
     const current = await findRecord(trx, collection, recordId);
     if (current.trashed_at) throw conflict('The record is in the trash; restore it before changing it.');
     checkIfMatch(current, input.ifMatch);
-    const data = input.mode === 'merge' ? (applyMergePatch(deps.dialect.readJson(current.data), input.data) as RecordData) : input.data;
+    const currentData = deps.dialect.readJson(current.data) as RecordData;
+    const data = input.mode === 'merge' ? (applyMergePatch(currentData, input.data) as RecordData) : input.data;
     const schemaVersion = (await recordChecker(trx, collection))(data);
+    if (schemaVersion === current.schema_version && isDeepStrictEqual(data, currentData)) {
+      const [record] = await withAttachedFiles(trx, context.workspaceId, [viewWithData(current, currentData)]);
+      return { record: record!, revision: current.revision, etag: etagOf(current.revision) };
+    }
     const changes = { data: writeJson(data), schema_version: schemaVersion, revision: current.revision + 1, updated_at: now.toISOString() };
     // The revision in the condition makes a concurrent writer that read the same revision lose.
     const result = await trx.updateTable('records').set(changes).where('id', '=', current.id).where('revision', '=', current.revision).executeTakeFirst();
@@ -277,7 +289,7 @@ export async function updateRecord(
     await emitEvent(trx, now, eventOf(collection, 'record.updated', current.id, data));
     await auditKeyWrite(trx, now, context, 'record.updated', current.id, collection.id);
     const [record] = await withAttachedFiles(trx, context.workspaceId, [viewWithData({ ...current, ...changes }, data)]);
-    return { record: record!, etag: etagOf(changes.revision) };
+    return { record: record!, revision: changes.revision, etag: etagOf(changes.revision) };
   });
 }
 
@@ -305,7 +317,7 @@ export async function setRecordTrashed(
     await emitEvent(trx, now, eventOf(collection, trashed ? 'record.deleted' : 'record.restored', row.id, view.data));
     await auditKeyWrite(trx, now, context, trashed ? 'record.trashed' : 'record.restored', row.id, collection.id);
     await withAttachedFiles(trx, context.workspaceId, [view]);
-    return { record: view, etag: etagOf(row.revision) };
+    return { record: view, revision: row.revision, etag: etagOf(row.revision) };
   });
 }
 

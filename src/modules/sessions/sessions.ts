@@ -40,6 +40,12 @@ export async function deleteSession(deps: Deps, token: string): Promise<void> {
   await deps.db.deleteFrom('sessions').where('token_hash', '=', sha256Hex(token)).execute();
 }
 
+/** Ends every session of a person but the one of `keepToken` (a password change): answers how many. */
+export async function endOtherSessions(executor: Executor, personId: string, keepToken: string): Promise<number> {
+  const result = await executor.deleteFrom('sessions').where('person_id', '=', personId).where('token_hash', '!=', sha256Hex(keepToken)).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export async function purgeExpiredSessions(deps: Deps): Promise<void> {
   await deps.db.deleteFrom('sessions').where('expires_at', '<=', deps.clock.now().toISOString()).execute();
 }

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../../deps.js';
 import type { Executor } from '../../db/schema.js';
-import { AppError, rateLimited } from '../../errors.js';
+import { AppError } from '../../errors.js';
 import { recordAudit, type AuditInput, type RequestMeta } from '../audit/audit.js';
 import { findPersonByEmail, normaliseEmail, type Person } from '../people/people.js';
 import { decoyPasswordHash, verifyPassword } from '../people/password.js';
 import { createSession, type NewSession } from './sessions.js';
-import { clearFailures, recordFailure, secondsLocked, throttleSubjects } from './sign-in-throttle.js';
+import { claimPasswordCheck, passwordCheckSucceeded } from './sign-in-throttle.js';
 
 /** Extra wait before answering the n-th failure in a row: grows linearly, capped at 2 s. */
 export function failureDelayMs(failures: number, stepMs: number): number {
@@ -16,6 +16,8 @@ export function failureDelayMs(failures: number, stepMs: number): number {
 /**
  * Checks an email and password and opens a session. A wrong email and a wrong password give the
  * same answer after the same work (the decoy hash), so the answer does not tell which was wrong.
+ * The check is claimed from the lock first (sign-in-throttle.ts): a locked account or address is
+ * refused before any password is looked at.
  */
 export async function signIn(
   deps: Deps,
@@ -24,30 +26,26 @@ export async function signIn(
 ): Promise<{ person: Person; session: NewSession }> {
   const now = deps.clock.now();
   const email = normaliseEmail(input.email);
-  const subjects = throttleSubjects(email, meta.ip);
-  const locked = await secondsLocked(deps.db, subjects, now);
-  if (locked > 0) throw rateLimited(locked, 'Too many failed sign-ins; try again later.');
+  const failures = await claimPasswordCheck(deps.db, deps.config, email, meta.ip, now);
 
   const stored = await findPersonByEmail(deps.db, email);
   const matches = await verifyPassword(input.password, stored?.password_hash ?? (await decoyPasswordHash()));
 
   if (!stored || !matches) {
-    const failures = await deps.db.transaction().execute(async (trx) => {
-      const counts = await Promise.all(subjects.map((subject) => recordFailure(trx, subject, now, deps.config)));
-      await auditForPerson(trx, stored?.id ?? null, now, meta, {
+    await deps.db.transaction().execute((trx) =>
+      auditForPerson(trx, stored?.id ?? null, now, meta, {
         actor: { type: 'person', id: stored?.id ?? null, name: stored?.name ?? null },
         action: 'auth.sign_in_failed',
         details: { email },
-      });
-      return Math.max(...counts);
-    });
+      }),
+    );
     await sleep(failureDelayMs(failures, deps.config.signInSlowdownMs));
     throw new AppError('UNAUTHENTICATED', 'The email or the password is wrong.');
   }
 
   const person: Person = { id: stored.id, email: stored.email, name: stored.name };
   const session = await deps.db.transaction().execute(async (trx) => {
-    await clearFailures(trx, subjects[0]!);
+    await passwordCheckSucceeded(trx, email, meta.ip);
     await auditForPerson(trx, person.id, now, meta, {
       actor: { type: 'person', id: person.id, name: person.name },
       action: 'auth.signed_in',
@@ -62,7 +60,7 @@ export async function signIn(
  * Sign-ins belong to no workspace; each workspace the person is in gets the entry, so its
  * admins see it and tenants stay apart. Unknown emails are kept outside any workspace.
  */
-async function auditForPerson(
+export async function auditForPerson(
   executor: Executor,
   personId: string | null,
   at: Date,

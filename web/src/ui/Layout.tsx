@@ -3,7 +3,7 @@ import { ROLE_ABILITIES, type Ability } from '../../../src/abilities.js';
 import { WorkspaceSwitcher } from '../pages/workspaces/WorkspaceSwitcher.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useAuth } from '../session.js';
-import { ErrorText } from './ErrorText.js';
+import { errorText } from '../api.js';
 
 export interface NavEntry {
   to: string;
@@ -38,6 +38,7 @@ export function Layout(props: { nav: NavEntry[]; ability?: string; children: Rea
   const entries = props.nav.filter((entry) => allowed(entry.ability));
 
   const doSignOut = async () => {
+    setSignOutError(null);
     setSigningOut(true);
     try {
       await signOut();
@@ -62,13 +63,22 @@ export function Layout(props: { nav: NavEntry[]; ability?: string; children: Rea
           Menu
         </button>
         <div className="whoami">
-          <span title={state.person.email}>{state.person.name}</span>
+          <Link to="/account">{state.person.name}</Link>
           <button type="button" onClick={() => void doSignOut()} disabled={signingOut} aria-busy={signingOut}>
             Sign out
           </button>
         </div>
       </header>
-      <ErrorText error={signOutError} />
+      {signOutError ? (
+        <div role="alert" className="error sign-out-error">
+          <p>
+            <strong>Sign-out failed: you are still signed in.</strong> {errorText(signOutError)}
+          </p>
+          <button type="button" onClick={() => setSignOutError(null)}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
       <div className="frame">
         <nav id="main-nav" aria-label="Main" className={menuOpen ? 'nav open' : 'nav'} onClick={() => setMenuOpen(false)}>
           <ul>

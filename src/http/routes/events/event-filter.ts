@@ -50,7 +50,7 @@ export async function eventFilterFor(deps: Deps, request: FastifyRequest, asked:
   const types = new Set<EventType>();
   for (const type of (askedTypes ?? EVENT_TYPES) as EventType[]) {
     const scope = READ_SCOPE[type];
-    if (callerMay(request.auth, scope)) types.add(type);
+    if (callerMay(request, scope)) types.add(type);
     else if (askedTypes) throw new AppError('MISSING_SCOPE', `Reading ${type} events needs the scope ${scope}.`, { requiredScope: scope });
   }
   if (types.size === 0) throw new AppError('MISSING_SCOPE', 'Reading events needs a read scope: records:read, collections:read or schemas:read.', { requiredScope: 'records:read' });

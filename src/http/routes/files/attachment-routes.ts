@@ -4,7 +4,8 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
 import { CollectionRef } from '../collections/collection-schemas.js';
-import { RecordBody, RecordParams } from '../records/record-schemas.js';
+import { sendRecordChange } from '../records/record-answer.js';
+import { RecordChangeBody, RecordParams } from '../records/record-schemas.js';
 import { AttachBody, FileId } from './file-schemas.js';
 
 export const registerAttachFile: RegisterRoute = (app, deps) =>
@@ -15,11 +16,10 @@ export const registerAttachFile: RegisterRoute = (app, deps) =>
       tags: ['files'],
       params: RecordParams,
       body: AttachBody,
-      response: { 200: RecordBody },
+      response: { 200: RecordChangeBody },
     },
     handler: async (request, reply) => {
-      const { record, etag } = await attachFile(deps, collectionContext(request), request.params.col, request.params.rec, request.body.fileId);
-      return reply.header('etag', etag).send(record);
+      return sendRecordChange(request, reply, await attachFile(deps, collectionContext(request), request.params.col, request.params.rec, request.body.fileId));
     },
   });
 
@@ -30,10 +30,9 @@ export const registerDetachFile: RegisterRoute = (app, deps) =>
       summary: 'Detach a file from a record (emits record.updated); the file stays. Answers the record',
       tags: ['files'],
       params: Type.Object({ col: CollectionRef, rec: RecordParams.properties.rec, fil: FileId }),
-      response: { 200: RecordBody },
+      response: { 200: RecordChangeBody },
     },
     handler: async (request, reply) => {
-      const { record, etag } = await detachFile(deps, collectionContext(request), request.params.col, request.params.rec, request.params.fil);
-      return reply.header('etag', etag).send(record);
+      return sendRecordChange(request, reply, await detachFile(deps, collectionContext(request), request.params.col, request.params.rec, request.params.fil));
     },
   });

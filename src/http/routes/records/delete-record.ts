@@ -5,7 +5,8 @@ import type { RegisterRoute } from '../../app-type.js';
 import { requireAbility } from '../../auth.js';
 import { collectionContext } from '../../collection-context.js';
 import { NoContent } from '../../schemas.js';
-import { IfMatchHeaders, RecordBody, RecordParams } from './record-schemas.js';
+import { sendRecordChange } from './record-answer.js';
+import { IfMatchHeaders, RecordChangeBody, RecordParams } from './record-schemas.js';
 
 /** Before validation the query is raw text: `permanent=true` is what the schema turns into true. */
 const permanentNeedsPurge = (query: unknown) => ((query as { permanent?: unknown } | undefined)?.permanent === 'true' ? 'records:purge' : null);
@@ -19,7 +20,7 @@ export const registerDeleteRecord: RegisterRoute = (app, deps) =>
       params: RecordParams,
       headers: IfMatchHeaders,
       querystring: Type.Object({ permanent: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-      response: { 200: RecordBody, 204: NoContent },
+      response: { 200: RecordChangeBody, 204: NoContent },
     },
     handler: async (request, reply) => {
       const context = collectionContext(request);
@@ -28,7 +29,6 @@ export const registerDeleteRecord: RegisterRoute = (app, deps) =>
         await purgeRecord(deps, context, request.params.col, request.params.rec);
         return reply.status(204).send(null);
       }
-      const { record, etag } = await setRecordTrashed(deps, context, request.params.col, request.params.rec, true, request.headers['if-match']);
-      return reply.header('etag', etag).send(record);
+      return sendRecordChange(request, reply, await setRecordTrashed(deps, context, request.params.col, request.params.rec, true, request.headers['if-match']));
     },
   });

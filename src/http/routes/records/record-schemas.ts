@@ -16,6 +16,23 @@ export const RecordBody = Type.Object({
   trashedAt: Type.Union([Timestamp, Type.Null()]),
 });
 
+/**
+ * What a change answers to a caller that may not read records (records:update, records:delete or
+ * files:write without records:read): which record, at which revision, never what is in it.
+ */
+export const RecordSummaryBody = Type.Object({
+  id: Type.String(),
+  collectionId: Type.String(),
+  revision: Type.Integer({ description: 'The ETag without its quotes; goes up on every change.' }),
+  files: Type.Array(Type.String(), { description: 'Ids of the attached files (which files:write manages), not their content.' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  trashedAt: Type.Union([Timestamp, Type.Null()]),
+});
+
+/** The answer of a change to a record: the record to a caller with records:read, its summary to others. */
+export const RecordChangeBody = Type.Union([RecordBody, RecordSummaryBody]);
+
 export const DataBody = Type.Object({ data: RecordData }, { additionalProperties: false });
 
 export const IfMatchHeaders = Type.Object({

@@ -2,7 +2,8 @@ import { updateRecord } from '../../../modules/records/records.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
-import { DataBody, IfMatchHeaders, RecordBody, RecordParams } from './record-schemas.js';
+import { sendRecordChange } from './record-answer.js';
+import { DataBody, IfMatchHeaders, RecordChangeBody, RecordParams } from './record-schemas.js';
 
 /** PATCH merges (JSON Merge Patch) and PUT replaces: one registration per method. */
 const registerUpdate = (method: 'PATCH' | 'PUT'): RegisterRoute => (app, deps) =>
@@ -18,15 +19,15 @@ const registerUpdate = (method: 'PATCH' | 'PUT'): RegisterRoute => (app, deps) =
       params: RecordParams,
       headers: IfMatchHeaders,
       body: DataBody,
-      response: { 200: RecordBody },
+      response: { 200: RecordChangeBody },
     },
     handler: async (request, reply) => {
-      const { record, etag } = await updateRecord(deps, collectionContext(request), request.params.col, request.params.rec, {
+      const changed = await updateRecord(deps, collectionContext(request), request.params.col, request.params.rec, {
         data: request.body.data,
         mode: method === 'PATCH' ? 'merge' : 'replace',
         ifMatch: request.headers['if-match'],
       });
-      return reply.header('etag', etag).send(record);
+      return sendRecordChange(request, reply, changed);
     },
   });
 

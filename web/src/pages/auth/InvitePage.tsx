@@ -5,6 +5,7 @@ import { useAuth, type SessionBody } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
+import { PASSWORD_HINT } from './password-hint.js';
 
 /**
  * The invite link (`/invite/<token>`): someone new chooses a name and password; someone with an
@@ -58,7 +59,7 @@ export function InvitePage(): React.JSX.Element {
         ) : null}
         <Field
           label={mode === 'new' ? 'Choose a password' : 'Your password'}
-          hint={mode === 'new' ? 'At least 10 characters.' : undefined}
+          hint={mode === 'new' ? PASSWORD_HINT : undefined}
           error={fieldError(error, 'password')}
         >
           <input

@@ -5,6 +5,7 @@ import { useAuth, type SessionBody } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
+import { PASSWORD_HINT } from './password-hint.js';
 
 /** First run: the link the server printed at start opens this page, which creates the owner. */
 export function SetupPage(): React.JSX.Element {
@@ -71,7 +72,7 @@ export function SetupPage(): React.JSX.Element {
         <Field label="Email" error={fieldError(error, 'email')}>
           <input type="email" autoComplete="username" required value={email} onChange={(event) => setEmail(event.target.value)} />
         </Field>
-        <Field label="Password" hint="At least 10 characters." error={fieldError(error, 'password')}>
+        <Field label="Password" hint={PASSWORD_HINT} error={fieldError(error, 'password')}>
           <input type="password" autoComplete="new-password" required minLength={10} value={password} onChange={(event) => setPassword(event.target.value)} />
         </Field>
         <Field label="Repeat the password" error={mismatch}>

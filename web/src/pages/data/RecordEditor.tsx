@@ -1,5 +1,5 @@
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from 'react';
-import { api, ApiError, fieldErrors } from '../../api.js';
+import { api, ApiError, apiVersioned, fieldErrors } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { fieldLines, lineAt, lineOfField } from './json-field-lines.js';
@@ -13,10 +13,20 @@ interface Problem {
 
 const EXAMPLE = '{\n  "name": "Ada Lovelace",\n  "email": "ada@example.com"\n}\n';
 
+const asText = (data: unknown) => `${JSON.stringify(data, null, 2)}\n`;
+
+/** The record as it is saved now, found when a save came too late (412), and its ETag. */
+interface Conflict {
+  current: RecordItem;
+  etag: string | null;
+}
+
 /**
  * Creates or edits a record as JSON. The schema's errors (422 details.errors, each naming a path
  * like data.age) are put beside the line of the field they are about, and listed under the editor
- * for screen readers. Saving an edit replaces the record's data (PUT).
+ * for screen readers. Saving an edit replaces the record's data (PUT) only over the version the
+ * editor opened (If-Match with its ETag): if someone changed the record meanwhile, the API answers
+ * 412 and the editor shows both versions, to reload the saved one or to overwrite it knowingly.
  */
 export function RecordEditor(props: {
   collection: string;
@@ -25,10 +35,15 @@ export function RecordEditor(props: {
   onSaved: (record: RecordItem) => void;
   onClose: () => void;
 }) {
-  const [text, setText] = useState(() => (props.record ? `${JSON.stringify(props.record.data, null, 2)}\n` : EXAMPLE));
+  const [text, setText] = useState(() => (props.record ? asText(props.record.data) : EXAMPLE));
   const [error, setError] = useState<unknown>(null);
   const [problems, setProblems] = useState<Problem[]>([]);
   const [busy, setBusy] = useState(false);
+  // The version being edited: read afresh on opening (the list may be older), sent as If-Match.
+  const [etag, setEtag] = useState<string | null>(null);
+  const [opening, setOpening] = useState(props.record !== null);
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const recordPath = props.record ? collectionPath(props.collection, 'records', props.record.id) : null;
   const textarea = useRef<HTMLTextAreaElement>(null);
   const gutter = useRef<HTMLDivElement>(null);
   const titleId = useId();
@@ -37,6 +52,58 @@ export function RecordEditor(props: {
   useEffect(() => {
     textarea.current?.focus();
   }, []);
+
+  useEffect(() => {
+    if (!recordPath) return;
+    let current = true;
+    apiVersioned<RecordItem>('GET', recordPath)
+      .then(({ body, etag: opened }) => {
+        if (!current) return;
+        setText(asText(body.data));
+        setEtag(opened);
+      })
+      .catch((caught: unknown) => current && setError(caught))
+      .finally(() => current && setOpening(false));
+    return () => {
+      current = false;
+    };
+  }, [recordPath]);
+
+  /** Saves `data` over the version `ifMatch`; a 412 shows what is saved now instead. */
+  async function replace(data: unknown, ifMatch: string | null): Promise<RecordItem | null> {
+    try {
+      return (await apiVersioned<RecordItem>('PUT', recordPath!, { body: { data }, ifMatch })).body;
+    } catch (caught) {
+      if (!(caught instanceof ApiError && caught.status === 412)) throw caught;
+      const { body, etag: now } = await apiVersioned<RecordItem>('GET', recordPath!);
+      setConflict({ current: body, etag: now });
+      return null;
+    }
+  }
+
+  async function overwrite() {
+    if (!conflict) return;
+    setError(null);
+    setBusy(true);
+    try {
+      // Over the version the person has just seen: a change made after that is a new conflict.
+      const saved = await replace(JSON.parse(text), conflict.etag);
+      if (saved) props.onSaved(saved);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function reload() {
+    if (!conflict) return;
+    setText(asText(conflict.current.data));
+    setEtag(conflict.etag);
+    setConflict(null);
+    setProblems([]);
+    setError(null);
+  }
 
   const lineCount = useMemo(() => text.split('\n').length, [text]);
   const byLine = useMemo(() => {
@@ -64,10 +131,8 @@ export function RecordEditor(props: {
     }
     setBusy(true);
     try {
-      const saved = props.record
-        ? await api<RecordItem>('PUT', collectionPath(props.collection, 'records', props.record.id), { data })
-        : await api<RecordItem>('POST', collectionPath(props.collection, 'records'), { data });
-      props.onSaved(saved);
+      const saved = props.record ? await replace(data, etag) : await api<RecordItem>('POST', collectionPath(props.collection, 'records'), { data });
+      if (saved) props.onSaved(saved);
     } catch (caught) {
       const fields = fieldErrors(caught).filter((entry) => entry.field === 'data' || entry.field.startsWith('data.'));
       if (caught instanceof ApiError && fields.length > 0) {
@@ -96,6 +161,7 @@ export function RecordEditor(props: {
             id={`${titleId}-json`}
             ref={textarea}
             value={text}
+            readOnly={opening}
             onChange={(event) => setText(event.target.value)}
             onScroll={(event) => {
               if (gutter.current) gutter.current.scrollTop = event.currentTarget.scrollTop;
@@ -128,9 +194,54 @@ export function RecordEditor(props: {
         ) : null}
         {problems.length === 0 ? <ErrorText error={error} /> : null}
         {error && problems.length > 0 ? <p className="error">{(error as Error).message}</p> : null}
-        <FormActions label={props.record ? 'Save record' : 'Create record'} busyLabel="Saving…" busy={busy} onCancel={props.onClose} />
+        {conflict ? <ConflictPanel mine={text} conflict={conflict} busy={busy} onReload={reload} onOverwrite={() => void overwrite()} /> : null}
+        <FormActions
+          label={props.record ? 'Save record' : 'Create record'}
+          busyLabel={opening ? 'Opening…' : 'Saving…'}
+          busy={busy || opening}
+          disabled={conflict !== null}
+          onCancel={props.onClose}
+        />
       </form>
     </section>
+  );
+}
+
+/**
+ * The two versions side by side after a save came too late: the person's, not saved, and the one
+ * saved meanwhile. Reloading takes the saved one (the person's changes are dropped); overwriting
+ * saves theirs over it, knowing what it replaces.
+ */
+function ConflictPanel(props: { mine: string; conflict: Conflict; busy: boolean; onReload: () => void; onOverwrite: () => void }) {
+  const titleId = useId();
+  const { current, etag } = props.conflict;
+  return (
+    <div className="conflict stack" role="alert" aria-labelledby={titleId}>
+      <h3 id={titleId}>This record was changed while you were editing it</h3>
+      <p>
+        Your changes are not saved. Someone (or a program) saved another version
+        {etag ? ` (revision ${etag.replaceAll('"', '')}, ${new Date(current.updatedAt).toLocaleString()})` : ''}. Compare them, then reload the
+        saved version, which drops your changes, or save yours over it.
+      </p>
+      <div className="conflict-versions">
+        <figure>
+          <figcaption>Your version (not saved)</figcaption>
+          <pre data-testid="conflict-mine">{props.mine}</pre>
+        </figure>
+        <figure>
+          <figcaption>Saved version</figcaption>
+          <pre data-testid="conflict-saved">{asText(current.data)}</pre>
+        </figure>
+      </div>
+      <div className="actions">
+        <button type="button" onClick={props.onReload} disabled={props.busy}>
+          Reload the saved version
+        </button>
+        <button type="button" className="danger" onClick={props.onOverwrite} disabled={props.busy} aria-busy={props.busy}>
+          Overwrite with my version
+        </button>
+      </div>
+    </div>
   );
 }
 

@@ -11,6 +11,8 @@ export function KeyTable(props: {
   keys: ApiKey[];
   ownerOf: (key: ApiKey) => string;
   collectionName: (id: string) => string;
+  /** False for a key acting with a role above the viewer's: they may revoke it, not rotate it. */
+  mayRotate: (key: ApiKey) => boolean;
   onRotate: (key: ApiKey) => void;
   onRevoke: (key: ApiKey) => void;
 }): React.JSX.Element {
@@ -83,9 +85,11 @@ export function KeyTable(props: {
               <td className="row-actions">
                 {key.state === 'active' ? (
                   <>
-                    <button type="button" onClick={() => props.onRotate(key)} aria-label={`Rotate ${key.name}`}>
-                      Rotate
-                    </button>
+                    {props.mayRotate(key) ? (
+                      <button type="button" onClick={() => props.onRotate(key)} aria-label={`Rotate ${key.name}`}>
+                        Rotate
+                      </button>
+                    ) : null}
                     <button type="button" className="danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
                       Revoke
                     </button>

@@ -1,5 +1,6 @@
 import './keys-and-webhooks.css';
 import { useState } from 'react';
+import { ROLE_RANK } from '../../../../src/abilities.js';
 import { api, loadAll, withCursor, type Page } from '../../api.js';
 import { useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
@@ -57,6 +58,14 @@ export function KeysPage(): React.JSX.Element {
     return member ? `${member.name} (${member.email})` : 'A former member';
   };
 
+  // The API lets a person rotate only keys acting with a role no higher than theirs (docs/security.md); revoking any.
+  const mayRotate = (key: ApiKey) => {
+    const role = key.serviceAccountId
+      ? names.data?.accounts.find((candidate) => candidate.id === key.serviceAccountId)?.role
+      : names.data?.members.find((candidate) => candidate.personId === key.createdBy)?.role;
+    return role === undefined || ROLE_RANK[role] <= ROLE_RANK[session.workspace.role];
+  };
+
   const showSecret = (title: string, key: ApiKeyWithSecret) => {
     setRevealed({ title, secret: key.secret });
     void keys.reload();
@@ -107,7 +116,7 @@ export function KeysPage(): React.JSX.Element {
       {keys.loading && keys.items.length === 0 ? <p role="status">Loading keys…</p> : null}
       {!keys.loading && !keys.error && keys.items.length === 0 ? <p className="empty">No keys yet. Create one for each program that calls the API.</p> : null}
       {keys.items.length > 0 ? (
-        <KeyTable keys={keys.items} ownerOf={ownerOf} collectionName={collectionName} onRotate={setRotating} onRevoke={setRevoking} />
+        <KeyTable keys={keys.items} ownerOf={ownerOf} collectionName={collectionName} mayRotate={mayRotate} onRotate={setRotating} onRevoke={setRevoking} />
       ) : null}
       <Pager hasMore={keys.hasMore} onMore={() => void keys.more()} loading={keys.loading} />
 
