@@ -124,6 +124,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the signed-in person's password (the current one is needed); ends their other sessions */
+        post: operations["auth.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/setup": {
         parameters: {
             query?: never;
@@ -888,6 +905,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events of the last 30 days: newest first, or oldest first after a given event
+         * @description Each item is the event message, byte for byte the body a webhook delivery of it carries. A caller sees the events of the collections it may read, of the types whose read scope it holds (record.* needs records:read, collection.* collections:read, schema.updated schemas:read). See docs/events.md.
+         */
+        get: operations["events.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The events of the workspace as they happen (server-sent events), resumable with Last-Event-ID
+         * @description text/event-stream: for each event, `id:` its id, `event:` its type and `data:` the event message (the same bytes as a webhook delivery body). Reconnect with the Last-Event-ID header (or ?after=evt_…) to resume with no gap and no repeat. A comment line every 15 s keeps the connection alive. The same visibility rules and filters as GET /v1/events. See docs/events.md.
+         */
+        get: operations["events.stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/import": {
         parameters: {
             query?: never;
@@ -923,6 +980,23 @@ export interface components {
                 details?: {
                     [key: string]: unknown;
                 };
+            };
+        };
+        /** EventMessage */
+        EventMessage: {
+            /** @description The event id (evt_…): x-baas-delivery of its deliveries. */
+            id: string;
+            type: "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated";
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC with milliseconds.
+             */
+            createdAt: string;
+            workspaceId: string;
+            collectionId: string;
+            /** @description record events: {record: {id, data}}; collection events: {collection: {id, name, public, settings}}; schema.updated: {schema: {id, version, state}}. */
+            data: {
+                [key: string]: unknown;
             };
         };
     };
@@ -1195,6 +1269,49 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auth.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    currentPassword: string;
+                    newPassword: string;
+                };
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Default Response */
             "4XX": {
@@ -3207,6 +3324,24 @@ export interface operations {
                          */
                         updatedAt: string;
                         trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
                     };
                 };
             };
@@ -3262,6 +3397,24 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         schemaVersion: number | null;
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
                         files: string[];
                         /**
                          * Format: date-time
@@ -3355,6 +3508,24 @@ export interface operations {
                          */
                         updatedAt: string;
                         trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
                     };
                 };
             };
@@ -3405,6 +3576,24 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         schemaVersion: number | null;
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
                         files: string[];
                         /**
                          * Format: date-time
@@ -3836,6 +4025,16 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        version: number;
+                        state: "draft" | "active" | "off";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
                     };
                 };
             };
@@ -3886,6 +4085,16 @@ export interface operations {
                         schema: {
                             [key: string]: unknown;
                         };
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        version: number;
+                        state: "draft" | "active" | "off";
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -4280,6 +4489,24 @@ export interface operations {
                          */
                         updatedAt: string;
                         trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
                     };
                 };
             };
@@ -4332,6 +4559,24 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         schemaVersion: number | null;
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
                         files: string[];
                         /**
                          * Format: date-time
@@ -5091,6 +5336,102 @@ export interface operations {
                          */
                         createdAt: string;
                     };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "events.list": {
+        parameters: {
+            query?: {
+                /** @description Comma list of event types, like record.created,record.updated. Default: every type the caller may read (record.created, record.updated, record.deleted, record.restored, collection.created, collection.updated, collection.deleted, collection.restored, schema.updated). */
+                types?: string;
+                /** @description Comma list of collection ids or names. Default: every collection the caller may read. */
+                collections?: string;
+                /** @description Oldest first, the events that came after this one (evt_…): to catch up. */
+                after?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventMessage"][];
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "events.stream": {
+        parameters: {
+            query?: {
+                /** @description Comma list of event types, like record.created,record.updated. Default: every type the caller may read (record.created, record.updated, record.deleted, record.restored, collection.created, collection.updated, collection.deleted, collection.restored, schema.updated). */
+                types?: string;
+                /** @description Comma list of collection ids or names. Default: every collection the caller may read. */
+                collections?: string;
+                /** @description Resume after this event (the Last-Event-ID header wins). */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream of server-sent events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description Default Response */
