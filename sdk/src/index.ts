@@ -2,6 +2,7 @@
 export { Plainbase, Collection } from './plainbase.js';
 export { PlainbaseError, type PlainbaseErrorCode, type SdkErrorCode } from './errors.js';
 export { Records, RecordList, type ExportOptions, type ImportFormat, type ImportOptions, type ListOptions, type MergePatch, type PageOptions, type WriteOptions } from './records.js';
+export { Events, type EventChoice, type EventListOptions, type SubscribeOptions, type Subscription } from './events.js';
 export { Files, type DownloadOptions, type FileDownload, type UploadOptions } from './files.js';
 export type { PlainbaseOptions } from './http.js';
 export type { BodySource, OnProgress, Progress } from './request-body.js';

@@ -1,4 +1,5 @@
 import type { HttpMethod, Me, Operation, PathsWith, RequestOptions, SuccessBody } from './api-types.js';
+import { Events } from './events.js';
 import { Files } from './files.js';
 import { Transport, type PlainbaseOptions } from './http.js';
 import { Records } from './records.js';
@@ -25,9 +26,12 @@ export class Collection<T = Record<string, unknown>> {
  */
 export class Plainbase {
   private readonly http: Transport;
+  /** The workspace's events: `events.list()` (the feed) and `events.subscribe()` (live). */
+  readonly events: Events;
 
   constructor(options: PlainbaseOptions) {
     this.http = new Transport(options);
+    this.events = new Events(this.http);
   }
 
   /** A collection by id (`col_…`) or name; `T` types its records' data. Makes no request. */
