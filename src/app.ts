@@ -24,6 +24,8 @@ import { apiRoutes } from './http/routes.js';
 import { trustProxyOption } from './http/trust-proxy.js';
 import { registerOperations } from './http/routes/operations/operations.js';
 import { ErrorBody } from './http/schemas.js';
+import { WORKSPACE_HEADER } from './http/auth.js';
+import { Type } from 'typebox';
 
 export interface BuildAppOptions extends Deps {
   /** Pino logger options; tests pass `false` for silence. */
@@ -174,6 +176,42 @@ function useStrictValidation(app: App): void {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : other).compile(schema));
 }
 
+const RESPONSE_WORDS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 206: 'Part of the content (Range)' };
+
+/** Every answer of the document says what it is, instead of "Default Response". */
+function describeResponses(responses: Record<string, object>): Record<string, object> {
+  const described: Record<string, object> = {};
+  for (const [status, schema] of Object.entries(responses)) {
+    described[status] = 'description' in schema || '$ref' in schema ? schema : { ...schema, description: RESPONSE_WORDS[status] ?? `Status ${status}` };
+  }
+  return described;
+}
+
+/**
+ * The credentials each operation takes, for the OpenAPI document (and so for "Try it out" on
+ * /docs): an API key, a session cookie, or none; and, for a session in a workspace, the
+ * x-baas-workspace header as a parameter.
+ */
+function documentedCredentials(access: Access): { security: Record<string, string[]>[]; headers?: object } {
+  switch (access.kind) {
+    case 'open':
+      return { security: [] };
+    case 'person':
+      return { security: [{ session: [] }] };
+    default: {
+      const anonymous = access.kind === 'workspace' && access.publicRead ? [{}] : [];
+      return {
+        security: [{ apiKey: [] }, { session: [] }, ...anonymous],
+        headers: Type.Object({
+          [WORKSPACE_HEADER]: Type.Optional(Type.String({
+            description: 'The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace.',
+          })),
+        }),
+      };
+    }
+  }
+}
+
 /** Every route must declare its access; error answers are documented on every route. */
 function declareRoute(app: App, route: RouteOptions): void {
   route.config ??= {};
@@ -186,9 +224,9 @@ function declareRoute(app: App, route: RouteOptions): void {
   }
   const operation = route.config.operation ?? `${route.method}:${route.url}`;
   if (route.schema?.response) {
-    route.schema.response = { ...route.schema.response, '4xx': { $ref: 'Error#' }, '5xx': { $ref: 'Error#' } };
+    route.schema.response = { ...describeResponses(route.schema.response as Record<string, object>), '4xx': { $ref: 'Error#' }, '5xx': { $ref: 'Error#' } };
   }
-  if (route.schema) route.schema = { ...route.schema, operationId: operation };
+  if (route.schema) route.schema = { ...route.schema, operationId: operation, ...documentedCredentials(route.config.access) };
   for (const method of [route.method].flat()) {
     if (method === 'HEAD') continue;
     app.declaredRoutes.push({ method, url: route.url, operation, access: route.config.access });

@@ -1017,7 +1017,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1057,7 +1057,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1141,7 +1141,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1238,7 +1238,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1342,7 +1342,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1392,7 +1392,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1453,7 +1453,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1510,7 +1510,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1552,7 +1552,10 @@ export interface operations {
     "workspaces.transferOwnership": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1595,13 +1598,16 @@ export interface operations {
     "members.list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1647,7 +1653,10 @@ export interface operations {
     "members.remove": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with per_ */
                 personId: string;
@@ -1686,7 +1695,10 @@ export interface operations {
     "members.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with per_ */
                 personId: string;
@@ -1701,7 +1713,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1744,13 +1756,16 @@ export interface operations {
     "invites.list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1805,7 +1820,10 @@ export interface operations {
     "invites.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1819,7 +1837,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1871,7 +1889,10 @@ export interface operations {
     "invites.revoke": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with inv_ */
                 inviteId: string;
@@ -1925,7 +1946,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1991,13 +2012,16 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2056,13 +2080,16 @@ export interface operations {
     "me.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2119,13 +2146,16 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2181,7 +2211,10 @@ export interface operations {
     "keys.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2204,7 +2237,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2258,7 +2291,10 @@ export interface operations {
     "keys.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with key_ */
                 key: string;
@@ -2267,7 +2303,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2319,7 +2355,10 @@ export interface operations {
     "keys.rotate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with key_ */
                 key: string;
@@ -2334,7 +2373,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2388,7 +2427,10 @@ export interface operations {
     "keys.revoke": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with key_ */
                 key: string;
@@ -2397,7 +2439,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2449,13 +2491,16 @@ export interface operations {
     "serviceAccounts.list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2500,7 +2545,10 @@ export interface operations {
     "serviceAccounts.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2513,7 +2561,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2555,7 +2603,10 @@ export interface operations {
     "serviceAccounts.delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with sa_ */
                 sa: string;
@@ -2594,7 +2645,10 @@ export interface operations {
     "serviceAccounts.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with sa_ */
                 sa: string;
@@ -2610,7 +2664,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2656,13 +2710,16 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2717,7 +2774,10 @@ export interface operations {
     "collections.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2735,7 +2795,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2789,7 +2849,10 @@ export interface operations {
                 /** @description Also answer `contents`: how many records and files it holds, live and in its trash. */
                 contents?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -2798,7 +2861,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2862,7 +2925,10 @@ export interface operations {
             query?: {
                 permanent?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -2871,7 +2937,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2929,7 +2995,10 @@ export interface operations {
     "collections.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -2950,7 +3019,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3001,7 +3070,10 @@ export interface operations {
     "collections.restore": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3010,7 +3082,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3073,7 +3145,10 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3082,7 +3157,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3140,8 +3215,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A repeat within 24 h returns the first response and creates nothing. */
-                "idempotency-key"?: string;
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
             };
             path: {
                 /** @description The collection's id (col_…) or its name. */
@@ -3160,7 +3235,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3214,7 +3289,10 @@ export interface operations {
             query?: {
                 trashed?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3224,7 +3302,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3277,8 +3355,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The record's ETag as last read; a mismatch answers 412. */
-                "if-match"?: string;
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
             };
             path: {
                 /** @description The collection's id (col_…) or its name. */
@@ -3298,7 +3376,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3371,8 +3449,8 @@ export interface operations {
                 permanent?: boolean;
             };
             header?: {
-                /** @description The record's ETag as last read; a mismatch answers 412. */
-                "if-match"?: string;
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
             };
             path: {
                 /** @description The collection's id (col_…) or its name. */
@@ -3383,7 +3461,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3461,8 +3539,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The record's ETag as last read; a mismatch answers 412. */
-                "if-match"?: string;
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
             };
             path: {
                 /** @description The collection's id (col_…) or its name. */
@@ -3482,7 +3560,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3552,7 +3630,10 @@ export interface operations {
     "records.restore": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3562,7 +3643,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3638,7 +3719,10 @@ export interface operations {
                 /** @description CSV only: the data columns, like data.name,data.address.city. Default: the active schema's top-level properties, or every top-level key found. */
                 fields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3680,7 +3764,10 @@ export interface operations {
     "indexes.list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3689,7 +3776,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3728,7 +3815,10 @@ export interface operations {
     "indexes.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3746,7 +3836,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3782,7 +3872,10 @@ export interface operations {
     "indexes.delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3822,7 +3915,10 @@ export interface operations {
     "schemas.list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3831,7 +3927,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3879,7 +3975,10 @@ export interface operations {
     "schemas.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3896,7 +3995,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3941,7 +4040,10 @@ export interface operations {
     "schemas.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -3951,7 +4053,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3996,7 +4098,10 @@ export interface operations {
     "schemas.activate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4006,7 +4111,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4061,7 +4166,10 @@ export interface operations {
     "schemas.deactivate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4071,7 +4179,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4126,7 +4234,10 @@ export interface operations {
     "files.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4137,7 +4248,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4190,7 +4301,10 @@ export interface operations {
     "files.delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4234,7 +4348,10 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4243,7 +4360,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4305,7 +4422,10 @@ export interface operations {
                 /** @description The file name. Required for a raw body; overrides a form part's file name. */
                 name?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4319,7 +4439,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4376,10 +4496,8 @@ export interface operations {
                 download?: boolean;
             };
             header?: {
-                /** @description bytes=start-end, bytes=start- or bytes=-suffix; one range. */
-                range?: string;
-                "if-range"?: string;
-                "if-none-match"?: string;
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
             };
             path: {
                 /** @description The collection's id (col_…) or its name. */
@@ -4446,7 +4564,10 @@ export interface operations {
     "files.attach": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4463,7 +4584,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4533,7 +4654,10 @@ export interface operations {
     "files.detach": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -4545,7 +4669,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4615,13 +4739,16 @@ export interface operations {
     "webhooks.list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4673,7 +4800,10 @@ export interface operations {
     "webhooks.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4690,7 +4820,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4741,7 +4871,10 @@ export interface operations {
     "webhooks.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -4750,7 +4883,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4799,7 +4932,10 @@ export interface operations {
     "webhooks.delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -4838,7 +4974,10 @@ export interface operations {
     "webhooks.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -4858,7 +4997,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4907,7 +5046,10 @@ export interface operations {
     "webhooks.enable": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -4916,7 +5058,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4965,7 +5107,10 @@ export interface operations {
     "webhooks.disable": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -4974,7 +5119,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5023,7 +5168,10 @@ export interface operations {
     "webhooks.rotateSecret": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -5032,7 +5180,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5083,7 +5231,10 @@ export interface operations {
     "webhooks.ping": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -5092,7 +5243,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5139,7 +5290,10 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -5148,7 +5302,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5200,7 +5354,10 @@ export interface operations {
     "webhooks.deliveries.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -5211,7 +5368,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5277,7 +5434,10 @@ export interface operations {
     "webhooks.deliveries.replay": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description An id starting with wh_ */
                 wh: string;
@@ -5288,7 +5448,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5313,7 +5473,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -5370,13 +5530,16 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5419,7 +5582,10 @@ export interface operations {
                 /** @description Resume after this event (the Last-Event-ID header wins). */
                 after?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5460,7 +5626,10 @@ export interface operations {
                 /** @description all: the first refused row stops the import and nothing is kept. partial: refused rows are reported, the others kept. */
                 mode?: "all" | "partial";
             };
-            header?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
             path: {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
@@ -5475,7 +5644,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
