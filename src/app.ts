@@ -158,7 +158,8 @@ function safeDecode(segment: string): string {
  * parameters are text on the wire, so those are coerced.
  */
 function useStrictValidation(app: App): void {
-  const common = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;
+  // ownProperties: a body's fields are its own; nothing on a prototype counts as sent.
+  const common = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, ownProperties: true } as const;
   const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false }));
   const other = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array' }));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : other).compile(schema));

@@ -103,15 +103,27 @@ function parseFields(text: string): (data: RecordData) => RecordData {
   });
   if (paths.length === 0 || paths.length > 50) throw invalidRequest('fields takes 1 to 50 data paths.', { field: 'querystring.fields' });
   return (data) => {
-    const picked: RecordData = {};
+    // Keys come from the caller: null-prototype objects, so a segment like __proto__ or
+    // constructor names a field of the answer and never reaches Object.prototype.
+    const picked: RecordData = Object.create(null);
     for (const field of paths) {
       const source = fieldValueOf(field, NO_COLUMNS, data);
-      if (source === undefined) continue;
-      const path = field.kind === 'data' ? field.path : [];
-      let target = picked;
-      path.slice(0, -1).forEach((segment) => (target = (target[segment] ??= {}) as RecordData));
-      target[path[path.length - 1]!] = source;
+      if (source === undefined || field.kind !== 'data') continue;
+      let target: RecordData | null = picked;
+      for (const segment of field.path.slice(0, -1)) {
+        if (!Object.hasOwn(target, segment)) target[segment] = Object.create(null);
+        const next: unknown = target[segment];
+        // A shorter path already took the whole value, this one inside it included.
+        target = isPicked(next) ? next : null;
+        if (!target) break;
+      }
+      if (target) target[field.path[field.path.length - 1]!] = source;
     }
     return picked;
   };
+}
+
+/** An object parseFields made (null prototype), as opposed to a value taken from the record. */
+function isPicked(value: unknown): value is RecordData {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === null;
 }

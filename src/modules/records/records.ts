@@ -14,7 +14,7 @@ import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
-import { unstorableTextReason } from './query/storable-text.js';
+import { unstorableTextReason } from '../../storable-text.js';
 
 export type RecordData = Record<string, unknown>;
 
