@@ -14,7 +14,7 @@ import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
 import { AuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
 import { registerDashboard } from './http/dashboard.js';
-import { readEmptyJsonAsNoBody } from './http/json-body.js';
+import { parseJsonBodies } from './http/json-body.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
 import { useRateLimits } from './http/rate-limit.js';
@@ -59,7 +59,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   useStrictValidation(app);
-  readEmptyJsonAsNoBody(app);
+  parseJsonBodies(app);
   app.decorate('declaredRoutes', [] as DeclaredRoute[]);
   app.addHook('onRoute', (route) => declareRoute(app, route));
   app.addSchema(ErrorBody);

@@ -155,7 +155,8 @@ describeEachEngine('keys named like prototype properties', (engine) => {
       ['POST', '/v1/collections/things/schemas', '{"schema":{"type":"object","properties":{"__proto__":{"type":"string"}}}}'],
     ];
     for (const [method, url, payload] of cases) {
-      expectError(await send(method, url, payload), 400, 'INVALID_REQUEST');
+      const error = expectError(await send(method, url, payload), 400, 'INVALID_REQUEST');
+      expect(error.message, payload).toMatch(/"__proto__"|"constructor"/);
       expectPrototypesUntouched();
     }
     // Settings take only what they know: a prototype name is an unknown field, not a lookup.
@@ -191,6 +192,37 @@ describeEachEngine('keys named like prototype properties', (engine) => {
     expect(JSON.parse(csv.body)).toMatchObject({ imported: 1, rejectedCount: 0 });
     const listed = await owner.get('/v1/collections/things/records?sort=-createdAt&limit=1', key);
     expect(listed.body.data[0].data).toEqual({ toString: '1', constructor: 'c', valueOf: 7 });
+    expectPrototypesUntouched();
+  });
+
+  it('imports refuse what a JSON body refuses: the issue\'s NDJSON line, JSON array items, CSV cells', async () => {
+    const importBody = (payload: string, type: string) =>
+      t.app.inject({ method: 'POST', url: '/v1/collections/things/import?mode=partial', headers: { ...key, 'content-type': type }, payload }).then((response) => JSON.parse(response.body));
+    const lines = ['{"constructor":{"prototype":{"polluted":"YES"}}}', '{"ok":1}', '{"a":[{"__proto__":{"polluted":"YES"}}]}', '{"b":{"constructor":{"prototype":1}}}', '{"constructor":{"x":1}}'];
+    const ndjson = await importBody(`${lines.join('\n')}\n`, 'application/x-ndjson');
+    expect(ndjson).toMatchObject({ imported: 2, rejectedCount: 3 });
+    expect(ndjson.rejected).toEqual([
+      { line: 1, error: { code: 'INVALID_REQUEST', message: 'A field named "constructor" cannot hold a field named "prototype".', details: { field: 'data' } } },
+      { line: 3, error: { code: 'INVALID_REQUEST', message: 'A field cannot be named "__proto__".', details: { field: 'data.a[0]' } } },
+      { line: 4, error: { code: 'INVALID_REQUEST', message: 'A field named "constructor" cannot hold a field named "prototype".', details: { field: 'data.b' } } },
+    ]);
+    expectPrototypesUntouched();
+    // stream-json builds objects by assignment, so there "__proto__" would become the prototype.
+    const array = await importBody(`[${lines.join(',')}]`, 'application/json');
+    expect(array).toMatchObject({ imported: 2, rejectedCount: 3 });
+    expect(array.rejected.map((row: { line: number }) => row.line)).toEqual([1, 3, 4]);
+    expectPrototypesUntouched();
+
+    const schema = await owner.post('/v1/collections/things/schemas', { schema: { type: 'object', properties: { constructor: { type: 'object' } } } });
+    await owner.post(`/v1/collections/things/schemas/${schema.body.version}/activate`);
+    const csv = await importBody('constructor\n"{""prototype"":{""polluted"":""YES""}}"\n"{""x"":1}"\n', 'text/csv');
+    expect(csv).toMatchObject({ imported: 1, rejectedCount: 1, rejected: [{ line: 2 }] });
+    const listed = await owner.get('/v1/collections/things/records?sort=-createdAt&limit=1', key);
+    expect(listed.body.data[0].data).toEqual({ constructor: { x: 1 } });
+    expectPrototypesUntouched();
+    // Then the request the issue saw answer 200 before the process fell over.
+    const fields = await raw('/v1/collections/things/records?fields=data.constructor.prototype.polluted');
+    expect(fields.status).toBe(200);
     expectPrototypesUntouched();
   });
 

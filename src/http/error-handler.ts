@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dialect } from '../db/dialect.js';
-import { AppError } from '../errors.js';
+import { AppError, unreadableRecords } from '../errors.js';
 
 interface ValidationIssue {
   instancePath: string;
@@ -26,6 +26,7 @@ export function toAppError(error: unknown, dialect: Dialect): AppError {
   }
   if (dialect.isUniqueViolation(error)) return new AppError('CONFLICT', 'That already exists.');
   if (dialect.isUnavailable(error)) return new AppError('UNAVAILABLE', 'The database cannot be reached right now; try again shortly.');
+  if (dialect.isUnreadableJson(error)) return unreadableRecords();
   // Other client errors raised by Fastify itself (bad JSON, bad content length, …).
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {

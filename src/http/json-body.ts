@@ -1,16 +1,65 @@
 import type { FastifyInstance } from 'fastify';
+import { jsonRefusal } from '../accepted-json.js';
+import { AppError, invalidRequest } from '../errors.js';
 
 /**
+ * The one parser of JSON request bodies (every route but import and file upload, which read
+ * their own). Fastify's default decodes bytes that are not UTF-8 as U+FFFD, reads any charset as
+ * UTF-8 and lets 1e400 through as Infinity (stored as null); here each is refused instead, and
+ * the parsed value passes jsonRefusal (depth, prototype keys, text both engines store) before
+ * anything else, schema validation included, can recurse into it.
+ *
  * Many clients send `content-type: application/json` on every request, also on a POST or DELETE
  * that carries nothing (activate, restore, revoke). An empty body is read as no body: routes that
- * need one still answer 400 naming `body`, and a non-empty body is parsed as before (prototype
- * poisoning refused).
+ * need one still answer 400 naming `body`.
  */
-export function readEmptyJsonAsNoBody(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+export function parseJsonBodies(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else parseJson(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, readJsonBody(request.headers['content-type'], body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
   });
+}
+
+// fatal: bytes that are not UTF-8 throw instead of becoming U+FFFD. A leading byte order mark is dropped.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function readJsonBody(contentType: string | undefined, body: Buffer): unknown {
+  const charset = charsetOf(contentType);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `JSON bodies are read as UTF-8; this one says charset=${charset}. Send it as UTF-8 (application/json; charset=utf-8, or no charset).`, {
+      contentType: contentType ?? null,
+    });
+  }
+  if (body.length === 0) return undefined;
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw invalidRequest('The body is not valid UTF-8; JSON must be sent as UTF-8.', { field: 'body' });
+  }
+  let value: unknown;
+  try {
+    // JSON.parse is iterative in V8: any depth parses; jsonRefusal then bounds it.
+    value = JSON.parse(text);
+  } catch (error) {
+    throw invalidRequest(`The body is not valid JSON: ${(error as Error).message}.`, { field: 'body' });
+  }
+  const refusal = jsonRefusal(value, { name: 'body', envelope: 1, checkText: text.includes('\\u') });
+  if (refusal) throw invalidRequest(refusal.message, { field: refusal.field, ...(refusal.limit === undefined ? {} : { limit: refusal.limit }) });
+  return value;
+}
+
+/** The charset parameter of a content type, lower case and unquoted; undefined when it has none. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
+  for (const parameter of contentType.split(';').slice(1)) {
+    const at = parameter.indexOf('=');
+    if (at < 0 || parameter.slice(0, at).trim().toLowerCase() !== 'charset') continue;
+    return parameter.slice(at + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return undefined;
 }
