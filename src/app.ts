@@ -165,6 +165,8 @@ function useStrictValidation(app: App): void {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : other).compile(schema));
 }
 
+const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false } as const;
+
 /** Every route must declare its access; error answers are documented on every route. */
 function declareRoute(app: App, route: RouteOptions): void {
   route.config ??= {};
@@ -176,6 +178,8 @@ function declareRoute(app: App, route: RouteOptions): void {
     route.schema = { ...route.schema, hide: true };
   }
   const operation = route.config.operation ?? `${route.method}:${route.url}`;
+  // Every API route refuses query fields it does not know (docs/design.md §2), also those that take none.
+  if (String(route.url).startsWith('/v1/') && !route.schema?.querystring) route.schema = { ...route.schema, querystring: NO_QUERY };
   if (route.schema?.response) {
     route.schema.response = { ...route.schema.response, '4xx': { $ref: 'Error#' }, '5xx': { $ref: 'Error#' } };
   }

@@ -3,8 +3,8 @@ import { jsonRefusal } from '../accepted-json.js';
 import { AppError, invalidRequest } from '../errors.js';
 
 /**
- * The one parser of JSON request bodies (every route but import and file upload, which read
- * their own). Fastify's default decodes bytes that are not UTF-8 as U+FFFD, reads any charset as
+ * The one parser of request bodies (every route but import and file upload, which read their
+ * own): JSON, and nothing else. Fastify's default decodes bytes that are not UTF-8 as U+FFFD, reads any charset as
  * UTF-8 and lets 1e400 through as Infinity (stored as null); here each is refused instead, and
  * the parsed value passes jsonRefusal (depth, prototype keys, text both engines store) before
  * anything else, schema validation included, can recurse into it.
@@ -14,7 +14,8 @@ import { AppError, invalidRequest } from '../errors.js';
  * need one still answer 400 naming `body`.
  */
 export function parseJsonBodies(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
+  // Fastify also reads text/plain by default: this API takes JSON, so such a body is a 415.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
       done(null, readJsonBody(request.headers['content-type'], body as Buffer));
