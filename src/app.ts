@@ -18,6 +18,7 @@ import { parseJsonBodies } from './http/json-body.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
 import { useRateLimits } from './http/rate-limit.js';
+import { refuseUnstorableUrlText } from './http/storable-input.js';
 import { apiRoutes } from './http/routes.js';
 import { registerOperations } from './http/routes/operations/operations.js';
 import { ErrorBody } from './http/schemas.js';
@@ -92,6 +93,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
+  app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onRequest', authenticateCountingFailures(deps, new AuthFailureLimiter(deps.config.authFailuresPerIp)));
   await useRateLimits(app, deps.config);
   app.setErrorHandler(errorHandler(deps.dialect));

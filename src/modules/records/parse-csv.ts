@@ -2,6 +2,7 @@ import { pipeline, Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { AppError } from '../../errors.js';
 import { rowError, type ImportRow } from './import-row.js';
+import { utf8Checked } from './utf8-chunks.js';
 
 /**
  * What a CSV cell becomes. A cell is text unless the active schema version types the column:
@@ -54,7 +55,7 @@ export async function* parseCsv(chunks: AsyncIterable<Buffer>, options: CsvOptio
     skip_empty_lines: true,
     max_record_size: options.maxRowBytes,
   });
-  pipeline(Readable.from(chunks), parser, () => undefined);
+  pipeline(Readable.from(utf8Checked(chunks)), parser, () => undefined);
 
   let header: string[] | null = null;
   try {

@@ -2,6 +2,7 @@ import { Readable, pipeline } from 'node:stream';
 import StreamArray from 'stream-json/streamers/StreamArray.js';
 import { AppError } from '../../errors.js';
 import type { ImportRow } from './import-row.js';
+import { utf8Checked } from './utf8-chunks.js';
 
 /** Elements parsed ahead of the importer before the parser is paused (backpressure). */
 const READ_AHEAD = 1024;
@@ -16,7 +17,7 @@ const READ_AHEAD = 1024;
 export async function* parseJsonArray(chunks: AsyncIterable<Buffer>): AsyncGenerator<ImportRow> {
   let sawContent = false;
   const watched = (async function* () {
-    for await (const chunk of chunks) {
+    for await (const chunk of utf8Checked(chunks)) {
       if (!sawContent && !isBlank(chunk)) sawContent = true;
       yield chunk;
     }
