@@ -6,7 +6,9 @@ import { describeEachEngine, startTestApp, type TestApp } from './support/harnes
  * Every value a caller sends is checked against what both engines can store before it reaches
  * SQL (issue 14, item 12): PostgreSQL refuses NUL in text and jsonb, and its integer columns end
  * at 2^31-1, where SQLite stored or compared anything. Each case must answer the same on both
- * engines: this block runs on each, with the same expected answers.
+ * engines: this block runs on each, with the same expected answers. One workspace and one
+ * client at a time suffice: each case is a single request refused before any SQL, so there is
+ * nothing for a second tenant or a racing client to observe.
  */
 describeEachEngine('values both engines store', (engine) => {
   let t: TestApp;
