@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { jsonRefusal } from '../accepted-json.js';
 import { AppError, invalidRequest } from '../errors.js';
@@ -25,8 +26,6 @@ export function parseJsonBodies(app: FastifyInstance): void {
   });
 }
 
-// fatal: bytes that are not UTF-8 throw instead of becoming U+FFFD. A leading byte order mark is dropped.
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function readJsonBody(contentType: string | undefined, body: Buffer): unknown {
   const charset = charsetOf(contentType);
@@ -36,12 +35,10 @@ export function readJsonBody(contentType: string | undefined, body: Buffer): unk
     });
   }
   if (body.length === 0) return undefined;
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw invalidRequest('The body is not valid UTF-8; JSON must be sent as UTF-8.', { field: 'body' });
-  }
+  // Checked first: toString would turn bytes that are not UTF-8 into U+FFFD. A byte order mark is dropped.
+  if (!isUtf8(body)) throw invalidRequest('The body is not valid UTF-8; JSON must be sent as UTF-8.', { field: 'body' });
+  let text = body.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
     // JSON.parse is iterative in V8: any depth parses; jsonRefusal then bounds it.
