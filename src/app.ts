@@ -16,10 +16,11 @@ import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
 import { AuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
 import { registerDashboard } from './http/dashboard.js';
-import { readEmptyJsonAsNoBody } from './http/json-body.js';
+import { parseJsonBodies } from './http/json-body.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
 import { useRateLimits } from './http/rate-limit.js';
+import { refuseUnstorableUrlText } from './http/storable-input.js';
 import { apiRoutes } from './http/routes.js';
 import { trustProxyOption } from './http/trust-proxy.js';
 import { registerOperations } from './http/routes/operations/operations.js';
@@ -66,7 +67,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   useStrictValidation(app);
-  readEmptyJsonAsNoBody(app);
+  parseJsonBodies(app);
   app.decorate('declaredRoutes', [] as DeclaredRoute[]);
   app.addHook('onRoute', (route) => declareRoute(app, route));
   app.addSchema(ErrorBody);
@@ -99,6 +100,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
+  app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onRequest', authenticateCountingFailures(deps, new AuthFailureLimiter(deps.config.authFailuresPerIp)));
   await useRateLimits(app, deps.config);
   app.setErrorHandler(errorHandler(deps.dialect));
@@ -170,7 +172,8 @@ function safeDecode(segment: string): string {
  * parameters are text on the wire, so those are coerced.
  */
 function useStrictValidation(app: App): void {
-  const common = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;
+  // ownProperties: a body's fields are its own; nothing on a prototype counts as sent.
+  const common = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, ownProperties: true } as const;
   const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false }));
   const other = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array' }));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : other).compile(schema));
@@ -212,6 +215,8 @@ function documentedCredentials(access: Access): { security: Record<string, strin
   }
 }
 
+const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false } as const;
+
 /** Every route must declare its access; error answers are documented on every route. */
 function declareRoute(app: App, route: RouteOptions): void {
   route.config ??= {};
@@ -223,6 +228,8 @@ function declareRoute(app: App, route: RouteOptions): void {
     route.schema = { ...route.schema, hide: true };
   }
   const operation = route.config.operation ?? `${route.method}:${route.url}`;
+  // Every API route refuses query fields it does not know (docs/design.md §2), also those that take none.
+  if (String(route.url).startsWith('/v1/') && !route.schema?.querystring) route.schema = { ...route.schema, querystring: NO_QUERY };
   if (route.schema?.response) {
     route.schema.response = { ...describeResponses(route.schema.response as Record<string, object>), '4xx': { $ref: 'Error#' }, '5xx': { $ref: 'Error#' } };
   }

@@ -47,3 +47,15 @@ export const conflict = (message: string, details?: Record<string, unknown>) => 
 export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
 export const rateLimited = (retryAfterSeconds: number, message = 'Too many requests; try again later.') =>
   new AppError('RATE_LIMITED', message, { retryAfterSeconds }, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+/**
+ * Records stored before JSON was limited to 100 levels may nest deeper than SQLite's JSON
+ * functions read (1,000 levels): a filter, sort or index on data fields then cannot run until
+ * they are replaced or deleted (docs/security.md). `records` names them when known.
+ */
+export const unreadableRecords = (records?: string[]) =>
+  conflict(
+    'Records stored before JSON was limited to 100 levels nest deeper than the database can query (1,000 levels), so filters, sorts and indexes on data fields cannot run over them; ' +
+      `replace their data or delete them${records?.length ? `: ${records.join(', ')}` : ''}.`,
+    { limit: 1000, ...(records ? { records } : {}) },
+  );

@@ -12,6 +12,14 @@ export interface Dialect {
   isUniqueViolation(error: unknown): boolean;
   /** True when the error means the database cannot be reached (so: 503, not 500). */
   isUnavailable(error: unknown): boolean;
+  /**
+   * True when a JSON function met stored data it cannot read: SQLite's stop at 1,000 levels of
+   * nesting, which records stored before the 100-level limit (accepted-json.ts) may pass.
+   * PostgreSQL reads any jsonb it stored.
+   */
+  isUnreadableJson(error: unknown): boolean;
+  /** True for a record whose data isUnreadableJson would refuse; null where there are none. */
+  unreadableJson: RawBuilder<SqlBool> | null;
   /** A cheap round trip for readiness checks. */
   ping: RawBuilder<unknown>;
   /** A JSON column's value as read from the driver (text on SQLite, parsed jsonb on PostgreSQL). */
@@ -139,6 +147,8 @@ const sqliteDialect: Dialect = {
     return code === 'SQLITE_BUSY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR' ||
       (error instanceof TypeError && /database connection is not open/.test(error.message));
   },
+  isUnreadableJson: (error) => errorCode(error) === 'SQLITE_ERROR' && (error as Error).message === 'malformed JSON',
+  unreadableJson: sql<SqlBool>`json_valid(${sql.ref('data')}) = 0`,
   ping: sql`select 1`,
   readJson: (value) => JSON.parse(value as string),
   jsonText: (value) => value as string,
@@ -191,6 +201,8 @@ const postgresDialect: Dialect = {
     if (code !== undefined && pgUnavailableCodes.test(code)) return true;
     return error instanceof Error && /Connection terminated|connection timeout|Cannot use a pool after calling end/i.test(error.message);
   },
+  isUnreadableJson: () => false,
+  unreadableJson: null,
   ping: sql`select 1`,
   readJson: (value) => value,
   jsonText: (value) => JSON.stringify(value),

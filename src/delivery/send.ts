@@ -88,7 +88,8 @@ export class WebhookSender {
         signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
       });
       const responseBody = await readLimited(response.body, RESPONSE_BODY_LIMIT);
-      const headers: Record<string, string> = {};
+      // Names are the receiver's: a null-prototype object keeps each one as a plain entry.
+      const headers: Record<string, string> = Object.create(null);
       for (const [name, value] of Object.entries(response.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : String(value ?? '');
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       return { ok, status: response.statusCode, durationMs: elapsed(), responseHeaders: headers, responseBody, error: ok ? null : `HTTP ${response.statusCode}` };

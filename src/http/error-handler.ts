@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dialect } from '../db/dialect.js';
-import { AppError } from '../errors.js';
+import { AppError, unreadableRecords } from '../errors.js';
 
 interface ValidationIssue {
   instancePath: string;
@@ -26,6 +26,7 @@ export function toAppError(error: unknown, dialect: Dialect): AppError {
   }
   if (dialect.isUniqueViolation(error)) return new AppError('CONFLICT', 'That already exists.');
   if (dialect.isUnavailable(error)) return new AppError('UNAVAILABLE', 'The database cannot be reached right now; try again shortly.');
+  if (dialect.isUnreadableJson(error)) return unreadableRecords();
   // Other client errors raised by Fastify itself (bad JSON, bad content length, …).
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
@@ -53,18 +54,18 @@ function validationError(issues: ValidationIssue[], context: string): AppError {
   return new AppError('INVALID_REQUEST', `${first.field} ${first.message}.`, { field: first.field, errors });
 }
 
-const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
-
 /**
- * Fastify parses text/plain bodies by default, so a JSON route handed text reaches schema
- * validation with a string and would answer "body must be object". The caller's mistake is the
- * media type, so say that (docs/design.md §2: 415), not a field.
+ * A body whose media type no parser of the route takes (a form post: curl's -d sends
+ * application/x-www-form-urlencoded) is refused by Fastify before anything reads it; the answer
+ * names what was sent and what to send (docs/design.md §2: 415).
  */
 function wrongMediaType(error: unknown, request: FastifyRequest): AppError | null {
-  const { validation, validationContext } = error as { validation?: unknown; validationContext?: string };
+  if ((error as FastifyError).code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return null;
   const type = request.headers['content-type'];
-  if (!validation || validationContext !== 'body' || typeof request.body !== 'string' || type === undefined || JSON_TYPE.test(type)) return null;
-  return new AppError('UNSUPPORTED_MEDIA_TYPE', `This route takes JSON (application/json), not ${JSON.stringify(type.split(';')[0]!.trim())}.`);
+  const sent = type === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(type.split(';')[0]!.trim())}`;
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `This route takes a JSON body: send it as Content-Type: application/json (this request sent ${sent}).`, {
+    contentType: type ?? null,
+  });
 }
 
 function sendError(appError: AppError, request: FastifyRequest, reply: FastifyReply): void {

@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.js';
 import type { CollectionsTable, Executor } from '../../db/schema.js';
 import { directQuery } from '../../db/direct-query.js';
 import { rowLimit } from '../../db/row-limit.js';
-import { AppError, conflict, notFound } from '../../errors.js';
+import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
@@ -110,6 +110,7 @@ export async function createCollection(
     updated_at: now.toISOString(),
     trashed_at: null,
   };
+  assertNameAllowed(input.name);
   const view = toCollectionView(row);
   await deps.db.transaction().execute(async (trx) => {
     await assertNameFree(trx, context.workspaceId, input.name);
@@ -118,6 +119,13 @@ export async function createCollection(
     await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.created', target: { type: 'collection', id: row.id }, details: { name: row.name } });
   });
   return view;
+}
+
+/** `{col}` in a path is an id when it begins with col_, so such a name could never be reached by name. */
+function assertNameAllowed(name: string): void {
+  if (!COLLECTION_NAME.test(name) || hasPrefix(name, 'col')) {
+    throw invalidRequest(`A collection name is lower case letters, digits and _, starting with a letter, and cannot begin with col_ (that reads as an id); ${JSON.stringify(name)} is not one.`, { field: 'body.name' });
+  }
 }
 
 async function assertNameFree(executor: Executor, workspaceId: string, name: string): Promise<void> {
@@ -137,6 +145,7 @@ export async function updateCollection(
   input: { name?: string; public?: boolean; settings?: Partial<CollectionSettings> },
 ): Promise<CollectionView> {
   const now = deps.clock.now();
+  if (input.name !== undefined) assertNameAllowed(input.name);
   return deps.db.transaction().execute(async (trx) => {
     const current = await findCollection(trx, context.workspaceId, idOrName);
     if (input.name !== undefined && input.name !== current.name) await assertNameFree(trx, context.workspaceId, input.name);

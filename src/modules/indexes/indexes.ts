@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Expression } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
+import { rowLimit } from '../../db/row-limit.js';
 import type { Executor, RecordIndexesTable } from '../../db/schema.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { fieldTerms } from '../records/query/compile.js';
@@ -138,16 +139,31 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
 
 /** The collection's indexes, oldest first. */
 export async function listIndexes(executor: Executor, workspaceId: string, collectionId: string): Promise<RecordIndex[]> {
-  const rows = await executor
+  return (await indexRows(executor, workspaceId, collectionId).execute()).map(toRecordIndex);
+}
+
+/** A page of the collection's indexes (as listIndexes orders them) after the position `after`, with each one's creation time. */
+export async function pageOfIndexes(
+  executor: Executor,
+  workspaceId: string,
+  collectionId: string,
+  page: { limit: number; after?: { createdAt: string; name: string } },
+): Promise<(RecordIndex & { createdAt: string })[]> {
+  let query = indexRows(executor, workspaceId, collectionId).select('created_at');
+  const { after } = page;
+  if (after) query = query.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('name', '>', after.name)])]));
+  const rows = await query.limit(rowLimit(page.limit)).execute();
+  return rows.map((row) => ({ ...toRecordIndex(row), createdAt: row.created_at }));
+}
+
+const indexRows = (executor: Executor, workspaceId: string, collectionId: string) =>
+  executor
     .selectFrom('record_indexes')
     .select(['name', 'fields', 'unique'])
     .where('workspace_id', '=', workspaceId)
     .where('collection_id', '=', collectionId)
     .orderBy('created_at')
-    .orderBy('name')
-    .execute();
-  return rows.map(toRecordIndex);
-}
+    .orderBy('name');
 
 /**
  * Drops the index and its database index; NOT_FOUND when the collection has no index of that name.

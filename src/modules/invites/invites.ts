@@ -1,4 +1,5 @@
 import type { Role } from '../../abilities.js';
+import { rowLimit } from '../../db/row-limit.js';
 import type { Deps } from '../../deps.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -71,15 +72,16 @@ export async function createInvite(
   };
 }
 
-export async function listPendingInvites(deps: Deps, workspaceId: string): Promise<InviteView[]> {
-  const rows = await deps.db
+/** Up to `limit` pending invites, newest first, older than the id `before`. */
+export async function listPendingInvites(deps: Deps, workspaceId: string, page: { limit: number; before?: string }): Promise<InviteView[]> {
+  let query = deps.db
     .selectFrom('invites')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('accepted_at', 'is', null)
-    .where('expires_at', '>', deps.clock.now().toISOString())
-    .orderBy('id', 'desc')
-    .execute();
+    .where('expires_at', '>', deps.clock.now().toISOString());
+  if (page.before !== undefined) query = query.where('id', '<', page.before);
+  const rows = await query.orderBy('id', 'desc').limit(rowLimit(page.limit)).execute();
   return rows.map(toView);
 }
 

@@ -1,4 +1,5 @@
 import type { Role } from '../../abilities.js';
+import { rowLimit } from '../../db/row-limit.js';
 import type { Deps } from '../../deps.js';
 import { AppError, forbidden, notFound } from '../../errors.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
@@ -12,22 +13,34 @@ export interface MemberView {
   joinedAt: string;
 }
 
-export async function listMembers(deps: Deps, workspaceId: string): Promise<MemberView[]> {
-  const rows = await deps.db
+const memberRows = (deps: Deps, workspaceId: string) =>
+  deps.db
     .selectFrom('memberships')
     .innerJoin('people', 'people.id', 'memberships.person_id')
     .select(['people.id', 'people.email', 'people.name', 'memberships.role', 'memberships.joined_at'])
-    .where('memberships.workspace_id', '=', workspaceId)
-    .orderBy('memberships.joined_at')
-    .orderBy('people.id')
-    .execute();
-  return rows.map((row) => ({ personId: row.id, email: row.email, name: row.name, role: row.role as Role, joinedAt: row.joined_at }));
+    .where('memberships.workspace_id', '=', workspaceId);
+
+const toMemberView = (row: { id: string; email: string; name: string; role: string; joined_at: string }): MemberView =>
+  ({ personId: row.id, email: row.email, name: row.name, role: row.role as Role, joinedAt: row.joined_at });
+
+/** Up to `limit` members in the order they joined (then by id), after the member at `after`. */
+export async function listMembers(deps: Deps, workspaceId: string, page: { limit: number; after?: { joinedAt: string; personId: string } }): Promise<MemberView[]> {
+  let query = memberRows(deps, workspaceId);
+  const { after } = page;
+  if (after) {
+    query = query.where((eb) => eb.or([
+      eb('memberships.joined_at', '>', after.joinedAt),
+      eb.and([eb('memberships.joined_at', '=', after.joinedAt), eb('people.id', '>', after.personId)]),
+    ]));
+  }
+  const rows = await query.orderBy('memberships.joined_at').orderBy('people.id').limit(rowLimit(page.limit)).execute();
+  return rows.map(toMemberView);
 }
 
 export async function getMember(deps: Deps, workspaceId: string, personId: string): Promise<MemberView> {
-  const member = (await listMembers(deps, workspaceId)).find((m) => m.personId === personId);
-  if (!member) throw notFound('member');
-  return member;
+  const row = await memberRows(deps, workspaceId).where('people.id', '=', personId).executeTakeFirst();
+  if (!row) throw notFound('member');
+  return toMemberView(row);
 }
 
 /** The owner's role changes only through a transfer of ownership, and nobody is made owner here. */

@@ -66,8 +66,11 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
     const collection = await findCollection(snapshot.db, workspaceId, idOrName);
     const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter };
     const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
+    // The first chunk is read before answering, so a query that fails (a filter meeting data
+    // SQLite cannot read, errors.ts unreadableRecords) is an error answer, not a cut stream.
+    const first = await chunks.next();
     // highWaterMark 1: one page waits in the stream at most; the next is read when it is taken.
-    const body = Readable.from(closingWhenDone(chunks, snapshot), { highWaterMark: 1 });
+    const body = Readable.from(closingWhenDone(first.done ? [] : prepended(first.value, chunks), snapshot), { highWaterMark: 1 });
     // A stream destroyed before its first read never runs the generator's finally.
     body.once('close', () => void snapshot.close());
     return { collectionName: collection.name, body };
@@ -77,7 +80,12 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
   }
 }
 
-async function* closingWhenDone(chunks: AsyncIterable<string>, snapshot: Snapshot): AsyncGenerator<string> {
+async function* prepended(first: string, rest: AsyncIterable<string>): AsyncGenerator<string> {
+  yield first;
+  yield* rest;
+}
+
+async function* closingWhenDone(chunks: AsyncIterable<string> | Iterable<string>, snapshot: Snapshot): AsyncGenerator<string> {
   try {
     yield* chunks;
   } finally {
@@ -118,15 +126,17 @@ async function* ndjsonChunks(scope: ExportScope): AsyncGenerator<string> {
 
 /** A header row `id,createdAt,updatedAt,<data columns>`, then one row per record. */
 async function* csvChunks(scope: ExportScope, columns: DataColumn[]): AsyncGenerator<string> {
-  yield csvLine(['id', 'createdAt', 'updatedAt', ...columns.map((column) => column.header)]);
+  // The header goes out with the first page, so the first chunk has run the first query.
+  let text = csvLine(['id', 'createdAt', 'updatedAt', ...columns.map((column) => column.header)]);
   for await (const rows of recordPages(scope)) {
-    let text = '';
     for (const row of rows) {
       const data = scope.dialect.readJson(row.data);
       text += csvLine([row.id, row.created_at, row.updated_at, ...columns.map((column) => cellText(valueAt(data, column.path)))]);
     }
     yield text;
+    text = '';
   }
+  if (text) yield text;
 }
 
 function valueAt(data: unknown, path: readonly string[]): unknown {

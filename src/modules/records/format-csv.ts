@@ -1,16 +1,24 @@
 /**
  * Writing CSV (RFC 4180), the counterpart of parse-csv.ts: a cell is quoted when it holds a
  * comma, a quote or a line break, with quotes doubled; lines end in \r\n as the RFC says.
+ *
+ * A spreadsheet opening the file runs a cell that begins with =, +, -, @, a tab or a carriage
+ * return as a formula (CSV injection), and record data is whatever callers wrote. Such a cell is
+ * written with a single quote in front, as OWASP advises, unless it is a plain number (-5, +1.5e3),
+ * which no spreadsheet reads as a formula. docs/import-export.md says what a re-import then gives.
  */
 
 const NEEDS_QUOTES = /[",\r\n]/;
+const FORMULA_START = /^[=+\-@\t\r]/;
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 export function csvLine(cells: readonly string[]): string {
   return `${cells.map(csvCell).join(',')}\r\n`;
 }
 
 function csvCell(text: string): string {
-  return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const safe = FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
+  return NEEDS_QUOTES.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /**

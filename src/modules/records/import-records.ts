@@ -1,3 +1,4 @@
+import { jsonRefusal } from '../../accepted-json.js';
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { writeJson } from '../../db/dialect.js';
@@ -157,14 +158,15 @@ function acceptRow(
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return { line, error: rowError('INVALID_REQUEST', `A record's data must be a JSON object, not ${kindOf(data)}.`) };
   }
+  // Before anything recursive (serialising, the schema check) meets the row.
+  const refusal = jsonRefusal(data, { name: 'data', envelope: 0, checkText: false });
+  if (refusal) return { line, error: rowError('INVALID_REQUEST', refusal.message, { field: refusal.field, ...(refusal.limit === undefined ? {} : { limit: refusal.limit }) }) };
   const json = writeJson(data);
   if (json.length > maxRecordBytes || (json.length * 3 > maxRecordBytes && Buffer.byteLength(json) > maxRecordBytes)) {
     return { line, error: rowError('PAYLOAD_TOO_LARGE', `The record is larger than ${maxRecordBytes} bytes, the limit for one record.`, { limitBytes: maxRecordBytes }) };
   }
   const unstorable = unstorableReason(json);
   if (unstorable) return { line, error: rowError('INVALID_REQUEST', `The record ${unstorable}.`) };
-  // Refused as the app's JSON body parser refuses it; JSON.parse keeps it as a plain field.
-  if (json.includes('"__proto__":') && PROTO_KEY.test(json)) return { line, error: rowError('INVALID_REQUEST', 'A field cannot be named "__proto__".') };
   let schemaVersion: number | null;
   try {
     schemaVersion = check(data);
@@ -177,10 +179,6 @@ function acceptRow(
 
 const kindOf = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? 'a string' : `a ${typeof value}`;
-
-// In JSON.stringify's compact output, a key is a quoted string directly followed by a colon; a
-// quote inside a string is escaped, so the match cannot be the end of a value.
-const PROTO_KEY = /(?<!\\)"__proto__":/;
 
 // JSON.stringify writes NUL as \u0000 and a lone surrogate as \udXXX (a paired one stays raw).
 // An escape counts only after an even run of backslashes: "\\u0000" is a backslash and text.

@@ -1,6 +1,7 @@
 import type { RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { invalidRequest } from '../../errors.js';
+import { rowLimit } from '../../db/row-limit.js';
+import { invalidRequest, unreadableRecords } from '../../errors.js';
 import { LruMap } from '../../lru-map.js';
 import { findCollection } from '../collections/collections.js';
 import { withAttachedFiles } from '../files/attached-files.js';
@@ -69,13 +70,14 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   let rows: ListedRow[];
   const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
   const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields }));
+  const explained = <T>(work: Promise<T>) => explainingUnreadable(deps, workspaceId, collection.id, work);
   if (reusable) {
     sort = reusable.sort;
-    rows = await runReusableListQuery<ListedRow>(deps.db, reusable, workspaceId, collection.id);
+    rows = await explained(runReusableListQuery<ListedRow>(deps.db, reusable, workspaceId, collection.id));
   } else {
     sort = parseSort(query.sort);
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
-    rows = await listRecordRows({ ...parsedScope(), sort, limit: query.limit, after, fields });
+    rows = await explained(listRecordRows({ ...parsedScope(), sort, limit: query.limit, after, fields }));
   }
   const pageRows = rows.length > query.limit ? rows.slice(0, query.limit) : rows;
   const data = pageRows.map((row) => {
@@ -86,8 +88,30 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   await withAttachedFiles(deps.db, workspaceId, data, collection.id);
   const last = pageRows[pageRows.length - 1];
   const page: RecordPage = { data, nextCursor: rows.length > query.limit && last ? encodeCursor(last, sort) : null };
-  if (query.count) page.total = await countRecords(parsedScope());
+  if (query.count) page.total = await explained(countRecords(parsedScope()));
   return page;
+}
+
+/**
+ * A filter or sort on data fields that fails on records SQLite cannot read (stored deeper than
+ * 1,000 levels before the 100-level limit) answers 409 naming them, so they can be replaced.
+ */
+async function explainingUnreadable<T>(deps: Deps, workspaceId: string, collectionId: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!deps.dialect.isUnreadableJson(error) || !deps.dialect.unreadableJson) throw error;
+    const rows = await deps.db
+      .selectFrom('records')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('collection_id', '=', collectionId)
+      .where(deps.dialect.unreadableJson)
+      .orderBy('id')
+      .limit(rowLimit(10))
+      .execute();
+    throw unreadableRecords(rows.map((row) => row.id));
+  }
 }
 
 const NO_COLUMNS = { id: '', created_at: '', updated_at: '' };
@@ -103,15 +127,27 @@ function parseFields(text: string): (data: RecordData) => RecordData {
   });
   if (paths.length === 0 || paths.length > 50) throw invalidRequest('fields takes 1 to 50 data paths.', { field: 'querystring.fields' });
   return (data) => {
-    const picked: RecordData = {};
+    // Keys come from the caller: null-prototype objects, so a segment like __proto__ or
+    // constructor names a field of the answer and never reaches Object.prototype.
+    const picked: RecordData = Object.create(null);
     for (const field of paths) {
       const source = fieldValueOf(field, NO_COLUMNS, data);
-      if (source === undefined) continue;
-      const path = field.kind === 'data' ? field.path : [];
-      let target = picked;
-      path.slice(0, -1).forEach((segment) => (target = (target[segment] ??= {}) as RecordData));
-      target[path[path.length - 1]!] = source;
+      if (source === undefined || field.kind !== 'data') continue;
+      let target: RecordData | null = picked;
+      for (const segment of field.path.slice(0, -1)) {
+        if (!Object.hasOwn(target, segment)) target[segment] = Object.create(null);
+        const next: unknown = target[segment];
+        // A shorter path already took the whole value, this one inside it included.
+        target = isPicked(next) ? next : null;
+        if (!target) break;
+      }
+      if (target) target[field.path[field.path.length - 1]!] = source;
     }
     return picked;
   };
+}
+
+/** An object parseFields made (null prototype), as opposed to a value taken from the record. */
+function isPicked(value: unknown): value is RecordData {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === null;
 }

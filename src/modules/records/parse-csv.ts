@@ -2,6 +2,7 @@ import { pipeline, Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { AppError } from '../../errors.js';
 import { rowError, type ImportRow } from './import-row.js';
+import { utf8Checked } from './utf8-chunks.js';
 
 /**
  * What a CSV cell becomes. A cell is text unless the active schema version types the column:
@@ -23,10 +24,11 @@ export interface CsvOptions {
  */
 export function csvCellTypes(schema: Record<string, unknown> | null): Map<string, CellType> {
   const types = new Map<string, CellType>();
-  const properties = schema?.properties;
+  const properties = schema && Object.hasOwn(schema, 'properties') ? schema.properties : undefined;
   if (typeof properties !== 'object' || properties === null) return types;
   for (const [name, property] of Object.entries(properties as Record<string, unknown>)) {
-    const declared = (property as { type?: unknown } | null)?.type;
+    // Own properties only: a schema is the caller's JSON.
+    const declared = typeof property === 'object' && property !== null && Object.hasOwn(property, 'type') ? (property as { type: unknown }).type : undefined;
     const allowed = new Set((Array.isArray(declared) ? declared : [declared]).filter((t): t is string => typeof t === 'string'));
     if (allowed.size === 0 || allowed.has('string')) continue;
     if (allowed.has('number')) types.set(name, 'number');
@@ -53,7 +55,7 @@ export async function* parseCsv(chunks: AsyncIterable<Buffer>, options: CsvOptio
     skip_empty_lines: true,
     max_record_size: options.maxRowBytes,
   });
-  pipeline(Readable.from(chunks), parser, () => undefined);
+  pipeline(Readable.from(utf8Checked(chunks)), parser, () => undefined);
 
   let header: string[] | null = null;
   try {
@@ -83,7 +85,7 @@ function readHeader(cells: string[]): string[] {
   const seen = new Set<string>();
   names.forEach((name, index) => {
     if (name === '') throw headerError(`column ${index + 1} of the header row has no name`);
-    // As a key of a plain object it would replace the prototype instead of naming a field.
+    // Refused as in every JSON body (docs/security.md), so an import stores nothing a create could not.
     if (name === '__proto__') throw headerError('"__proto__" cannot name a column');
     if (seen.has(name)) throw headerError(`the header row names "${name}" twice`);
     seen.add(name);
@@ -98,7 +100,8 @@ function toRow(cells: string[], line: number, header: string[], cellTypes: Reado
   if (cells.length !== header.length) {
     return { line, error: rowError('INVALID_REQUEST', `The row has ${cells.length} cells; the header has ${header.length}.`) };
   }
-  const data: Record<string, unknown> = {};
+  // Column names are the caller's: as keys of a null-prototype object they are fields, whatever they say.
+  const data: Record<string, unknown> = Object.create(null);
   for (let index = 0; index < cells.length; index += 1) {
     const cell = cells[index]!;
     if (cell === '') continue;

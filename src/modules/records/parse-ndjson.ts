@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { rowError, type ImportRow } from './import-row.js';
 
 const NEWLINE = 0x0a;
@@ -55,6 +56,8 @@ export async function* parseNdjson(chunks: AsyncIterable<Buffer>, options: Ndjso
 
 function readLine(bytes: Buffer, line: number, options: NdjsonOptions): ImportRow | null {
   if (bytes.length > options.maxLineBytes) return tooLong(line, options);
+  // Decoded as it is or refused: bytes that are not UTF-8 would otherwise be stored as U+FFFD.
+  if (!isUtf8(bytes)) return { line, error: rowError('INVALID_REQUEST', 'The line is not valid UTF-8.') };
   let text = bytes.toString('utf8');
   if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a byte order mark
   try {

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { jsonRefusal } from '../../accepted-json.js';
 import type { Deps } from '../../deps.js';
 import { writeJson, type Dialect } from '../../db/dialect.js';
 import { directQuery } from '../../db/direct-query.js';
@@ -15,7 +16,6 @@ import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
-import { unstorableTextReason } from './query/storable-text.js';
 
 export type RecordData = Record<string, unknown>;
 
@@ -96,24 +96,9 @@ export function assertRecordData(data: unknown): asserts data is RecordData {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw invalidRequest('A record\'s data must be a JSON object.', { field: 'body.data' });
   }
-  const problem = unstorableIn(data, 'data');
-  if (problem) throw invalidRequest(`${problem.path} ${problem.reason}.`, { field: `body.${problem.path}` });
-}
-
-/** The first key or string, at any depth, that one of the engines cannot store (NUL, lone surrogates). */
-function unstorableIn(value: unknown, path: string): { path: string; reason: string } | null {
-  if (typeof value === 'string') {
-    const reason = unstorableTextReason(value);
-    return reason ? { path, reason } : null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  for (const [key, child] of Object.entries(value)) {
-    const keyReason = unstorableTextReason(key);
-    if (keyReason) return { path, reason: `has a key that ${keyReason}` };
-    const found = unstorableIn(child, Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`);
-    if (found) return found;
-  }
-  return null;
+  // The JSON body parser has checked a request's data already; this holds for every other caller.
+  const refusal = jsonRefusal(data, { name: 'data', envelope: 0, checkText: true });
+  if (refusal) throw invalidRequest(refusal.message, { field: `body.${refusal.field}`, ...(refusal.limit === undefined ? {} : { limit: refusal.limit }) });
 }
 
 /** Every column of a record, in the order bulk writes give them (insertRows, the import). */

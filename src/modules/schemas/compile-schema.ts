@@ -6,7 +6,8 @@ import { invalidRequest } from '../../errors.js';
  * JSON Schema 2020-12 through Ajv. A schema version never changes once created, so its compiled
  * validator is kept by version id and each version is compiled once per process.
  */
-const ajv = addFormats.default(new Ajv2020({ allErrors: true, strict: false, validateFormats: true }));
+// ownProperties: `required: ["constructor"]` must not be met by Object.prototype.constructor.
+const ajv = addFormats.default(new Ajv2020({ allErrors: true, strict: false, validateFormats: true, ownProperties: true }));
 const compiled = new Map<string, ValidateFunction>();
 const MAX_CACHED = 1000;
 

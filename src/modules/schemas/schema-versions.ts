@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { rowLimit } from '../../db/row-limit.js';
 import type { CollectionsTable, Executor, SchemaVersionsTable } from '../../db/schema.js';
 import { AppError, conflict, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -27,9 +28,12 @@ const toView = (row: SchemaVersionsTable): SchemaVersionView => ({
   createdAt: row.created_at,
 });
 
-export async function listSchemaVersions(executor: Executor, workspaceId: string, idOrName: string): Promise<SchemaVersionView[]> {
+/** Up to `limit` versions, newest first, older than version `before`. */
+export async function listSchemaVersions(executor: Executor, workspaceId: string, idOrName: string, page: { limit: number; before?: number }): Promise<SchemaVersionView[]> {
   const collection = await findCollection(executor, workspaceId, idOrName);
-  const rows = await executor.selectFrom('schema_versions').selectAll().where('collection_id', '=', collection.id).orderBy('version', 'desc').execute();
+  let query = executor.selectFrom('schema_versions').selectAll().where('workspace_id', '=', workspaceId).where('collection_id', '=', collection.id);
+  if (page.before !== undefined) query = query.where('version', '<', page.before);
+  const rows = await query.orderBy('version', 'desc').limit(rowLimit(page.limit)).execute();
   return rows.map(toView);
 }
 

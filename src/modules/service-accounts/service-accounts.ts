@@ -1,5 +1,6 @@
 import type { Role } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
+import { rowLimit } from '../../db/row-limit.js';
 import type { ServiceAccountsTable } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -28,8 +29,11 @@ const toView = (row: ServiceAccountsTable): ServiceAccountView => ({
   createdAt: row.created_at,
 });
 
-export async function listServiceAccounts(deps: Deps, workspaceId: string): Promise<ServiceAccountView[]> {
-  const rows = await deps.db.selectFrom('service_accounts').selectAll().where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null).orderBy('id').execute();
+/** Up to `limit` service accounts in id order, after the id `after`. */
+export async function listServiceAccounts(deps: Deps, workspaceId: string, page: { limit: number; after?: string }): Promise<ServiceAccountView[]> {
+  let query = deps.db.selectFrom('service_accounts').selectAll().where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null);
+  if (page.after !== undefined) query = query.where('id', '>', page.after);
+  const rows = await query.orderBy('id').limit(rowLimit(page.limit)).execute();
   return rows.map(toView);
 }
 

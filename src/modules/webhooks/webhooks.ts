@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { rowLimit } from '../../db/row-limit.js';
 import type { Executor, WebhooksTable } from '../../db/schema.js';
 import { AppError, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
@@ -155,8 +156,11 @@ async function checkRoomForWebhook(deps: Deps, trx: Executor, workspaceId: strin
   }
 }
 
-export async function listWebhooks(deps: Deps, workspaceId: string): Promise<WebhookView[]> {
-  const rows = await deps.db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').execute();
+/** Up to `limit` webhooks in id order, after the id `after`. */
+export async function listWebhooks(deps: Deps, workspaceId: string, page: { limit: number; after?: string }): Promise<WebhookView[]> {
+  let query = deps.db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId);
+  if (page.after !== undefined) query = query.where('id', '>', page.after);
+  const rows = await query.orderBy('id').limit(rowLimit(page.limit)).execute();
   return rows.map(toWebhookView);
 }
 

@@ -1,5 +1,6 @@
 import type { Role } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
+import { rowLimit } from '../../db/row-limit.js';
 import { directQuery } from '../../db/direct-query.js';
 import type { Executor } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
@@ -45,14 +46,16 @@ export async function createWorkspace(deps: Deps, person: Person, name: string, 
   return deps.db.transaction().execute((trx) => insertWorkspace(trx, deps.clock.now(), meta, person, name));
 }
 
-export async function listWorkspaces(executor: Executor, personId: string): Promise<WorkspaceView[]> {
-  const rows = await executor
+/** The person's workspaces in id order: all of them, or a page of `limit` after the id `after`. */
+export async function listWorkspaces(executor: Executor, personId: string, page?: { limit: number; after?: string }): Promise<WorkspaceView[]> {
+  let query = executor
     .selectFrom('memberships')
     .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
     .select(['workspaces.id', 'workspaces.name', 'workspaces.created_at', 'memberships.role'])
-    .where('memberships.person_id', '=', personId)
-    .orderBy('workspaces.id')
-    .execute();
+    .where('memberships.person_id', '=', personId);
+  if (page?.after !== undefined) query = query.where('workspaces.id', '>', page.after);
+  query = query.orderBy('workspaces.id');
+  const rows = await (page ? query.limit(rowLimit(page.limit)) : query).execute();
   return rows.map((row) => ({ id: row.id, name: row.name, role: row.role as Role, createdAt: row.created_at }));
 }
 

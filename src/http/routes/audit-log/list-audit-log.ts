@@ -4,7 +4,7 @@ import { listAudit } from '../../../modules/audit/audit.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { decodeCursor, page } from '../../cursor.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { AnyObject, listOf, Paging, Timestamp } from '../../schemas.js';
 
 const AuditEntry = Type.Object({
@@ -35,9 +35,6 @@ function instant(value: string | undefined, field: string): string | undefined {
   return new Date(ms).toISOString();
 }
 
-// The cursor is the id of the last entry of a page.
-const isAuditId = (position: string) => /^aud_[0-9a-z]{26}$/.test(position);
-
 export const registerListAuditLog: RegisterRoute = (app, deps) =>
   app.get('/v1/audit-log', {
     config: { operation: 'auditLog.list', access: needs('audit:read') },
@@ -63,7 +60,7 @@ export const registerListAuditLog: RegisterRoute = (app, deps) =>
         since: instant(since, 'querystring.since'),
         until: instant(until, 'querystring.until'),
         limit: limit + 1,
-        before: decodeCursor(cursor, isAuditId),
+        before: decodeCursor(cursor, idPosition('aud')),
       });
       return page(rows, limit, (row) => row.id);
     },

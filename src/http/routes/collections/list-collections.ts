@@ -3,7 +3,7 @@ import { listCollections } from '../../../modules/collections/collections.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { decodeCursor, page } from '../../cursor.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, Paging } from '../../schemas.js';
 import { Collection } from './collection-schemas.js';
 
@@ -20,7 +20,7 @@ export const registerListCollections: RegisterRoute = (app, deps) =>
       const { trashed = false, limit = 50, cursor } = request.query;
       // A key restricted to collections lists only those.
       const onlyIds = request.auth.key?.collections ?? undefined;
-      const rows = await listCollections(deps.db, inWorkspace(request).workspaceId, { trashed, limit: limit + 1, after: decodeCursor(cursor), onlyIds });
+      const rows = await listCollections(deps.db, inWorkspace(request).workspaceId, { trashed, limit: limit + 1, after: decodeCursor(cursor, idPosition('col')), onlyIds });
       return page(rows, limit, (row) => row.id);
     },
   });

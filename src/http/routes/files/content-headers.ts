@@ -39,11 +39,15 @@ export type RangeAnswer =
   | { kind: 'part'; start: number; end: number }
   | { kind: 'unsatisfiable' };
 
-const RANGE_SPEC = /^(\d{0,15})-(\d{0,15})$/;
+const RANGE_SPEC = /^(\d*)-(\d*)$/;
 
 /**
  * The one byte range a Range header asks for. Another unit, or several ranges (not supported),
  * answers the whole content, as RFC 9110 allows; a malformed or unsatisfiable byte range is 416.
+ * Positions may have any number of digits: a last position past the end means the end, and a
+ * suffix longer than the content means all of it (RFC 9110 §14.1.2), so
+ * `bytes=0-99999999999999999999` is the whole content as a 206. Numbers that large lose
+ * precision as doubles, but only in digits that compare past any real size.
  */
 export function parseRange(header: string | undefined, size: number): RangeAnswer {
   if (header === undefined) return { kind: 'whole' };

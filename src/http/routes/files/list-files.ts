@@ -3,7 +3,7 @@ import { listFiles } from '../../../modules/files/list-files.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { decodeCursor, page } from '../../cursor.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, Paging } from '../../schemas.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
 import { FileBody } from './file-schemas.js';
@@ -24,7 +24,7 @@ export const registerListFiles: RegisterRoute = (app, deps) =>
     },
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;
-      const after = decodeCursor(cursor, (position) => /^fil_[0-9a-z]{26}$/.test(position));
+      const after = decodeCursor(cursor, idPosition('fil'));
       const rows = await listFiles(deps.db, inWorkspace(request).workspaceId, request.params.col, { limit: limit + 1, after });
       return page(rows, limit, (row) => row.id);
     },

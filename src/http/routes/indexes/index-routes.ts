@@ -1,23 +1,36 @@
 import { Type } from 'typebox';
 import { findCollection } from '../../../modules/collections/collections.js';
-import { createIndex, dropIndex, listIndexes } from '../../../modules/indexes/indexes.js';
+import { createIndex, dropIndex, pageOfIndexes } from '../../../modules/indexes/indexes.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { NoContent } from '../../schemas.js';
+import { decodeCursor, page, timedPosition } from '../../cursor.js';
+import { listOf, NoContent, Paging } from '../../schemas.js';
 import { CollectionParams, CollectionRef } from '../collections/collection-schemas.js';
 
 const Index = Type.Object({ name: Type.String(), fields: Type.Array(Type.String()), unique: Type.Boolean() });
 const MANAGE = needs('indexes:manage');
+// Indexes come oldest first: the cursor is the last one's creation time and name.
+const INDEX_POSITION = timedPosition(/[a-z][a-z0-9_]{0,62}/);
 
 export const registerListIndexes: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/indexes', {
     config: { operation: 'indexes.list', access: MANAGE },
-    schema: { summary: "A collection's indexes", tags: ['indexes'], params: CollectionParams, response: { 200: Type.Object({ data: Type.Array(Index), nextCursor: Type.Null() }) } },
+    schema: {
+      summary: "A collection's indexes, oldest first",
+      tags: ['indexes'],
+      params: CollectionParams,
+      querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
+      response: { 200: listOf(Index) },
+    },
     handler: async (request) => {
       const { workspaceId } = inWorkspace(request);
+      const { limit = 50, cursor } = request.query;
+      const position = decodeCursor(cursor, INDEX_POSITION.test);
+      const after = position === undefined ? undefined : INDEX_POSITION.read(position);
       const collection = await findCollection(deps.db, workspaceId, request.params.col);
-      return { data: await listIndexes(deps.db, workspaceId, collection.id), nextCursor: null };
+      const rows = await pageOfIndexes(deps.db, workspaceId, collection.id, { limit: limit + 1, after: after && { createdAt: after.at, name: after.key } });
+      return page(rows, limit, (row) => INDEX_POSITION.of(row.createdAt, row.name));
     },
   });
 

@@ -3,6 +3,8 @@ import { listPendingInvites } from '../../../modules/invites/invites.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
+import { listOf, Paging } from '../../schemas.js';
 import { Invite } from './invite-schema.js';
 
 export const registerListInvites: RegisterRoute = (app, deps) =>
@@ -11,7 +13,12 @@ export const registerListInvites: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Invites not yet accepted and not expired',
       tags: ['members'],
-      response: { 200: Type.Object({ data: Type.Array(Invite), nextCursor: Type.Null() }) },
+      querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
+      response: { 200: listOf(Invite) },
     },
-    handler: async (request) => ({ data: await listPendingInvites(deps, inWorkspace(request).workspaceId), nextCursor: null }),
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      const rows = await listPendingInvites(deps, inWorkspace(request).workspaceId, { limit: limit + 1, before: decodeCursor(cursor, idPosition('inv')) });
+      return page(rows, limit, (row) => row.id);
+    },
   });

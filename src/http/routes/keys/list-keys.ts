@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listKeys } from '../../../modules/keys/keys.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
-import { decodeCursor, page } from '../../cursor.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, Paging } from '../../schemas.js';
 import { Key, keyManager } from './key-schemas.js';
 
@@ -17,7 +17,7 @@ export const registerListKeys: RegisterRoute = (app, deps) =>
     },
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;
-      const rows = await listKeys(deps, keyManager(request), { limit: limit + 1, after: decodeCursor(cursor) });
+      const rows = await listKeys(deps, keyManager(request), { limit: limit + 1, after: decodeCursor(cursor, idPosition('key')) });
       return page(rows, limit, (row) => row.id);
     },
   });

@@ -3,6 +3,8 @@ import { listMembers } from '../../../modules/members/members.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
+import { decodeCursor, page, timedPosition } from '../../cursor.js';
+import { listOf, Paging } from '../../schemas.js';
 import { Member } from './member-schema.js';
 
 export const registerListMembers: RegisterRoute = (app, deps) =>
@@ -11,7 +13,17 @@ export const registerListMembers: RegisterRoute = (app, deps) =>
     schema: {
       summary: "The workspace's members and their roles",
       tags: ['members'],
-      response: { 200: Type.Object({ data: Type.Array(Member), nextCursor: Type.Null() }) },
+      querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
+      response: { 200: listOf(Member) },
     },
-    handler: async (request) => ({ data: await listMembers(deps, inWorkspace(request).workspaceId), nextCursor: null }),
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      const position = decodeCursor(cursor, MEMBER_POSITION.test);
+      const after = position === undefined ? undefined : MEMBER_POSITION.read(position);
+      const rows = await listMembers(deps, inWorkspace(request).workspaceId, { limit: limit + 1, after: after && { joinedAt: after.at, personId: after.key } });
+      return page(rows, limit, (row) => MEMBER_POSITION.of(row.joinedAt, row.personId));
+    },
   });
+
+// Members come in the order they joined: the cursor is the last one's join time and id.
+const MEMBER_POSITION = timedPosition(/per_[0-9a-z]{26}/);

@@ -20,4 +20,7 @@ export const SchemaVersionSummary = Type.Object({
   createdAt: Timestamp,
 });
 
-export const VersionParams = Type.Object({ col: CollectionRef, version: Type.Integer({ minimum: 1 }) });
+
+/** Versions are stored as 32-bit integers on both engines; a larger one cannot exist. */
+export const MAX_VERSION = 2_147_483_647;
+export const VersionParams = Type.Object({ col: CollectionRef, version: Type.Integer({ minimum: 1, maximum: MAX_VERSION }) });

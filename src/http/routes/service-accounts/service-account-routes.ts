@@ -11,7 +11,8 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
 import { requestMeta } from '../../request-meta.js';
-import { AssignableRole, DisplayName, idOf, NoContent, Timestamp } from '../../schemas.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
+import { AssignableRole, DisplayName, idOf, listOf, NoContent, Paging, Timestamp } from '../../schemas.js';
 
 const ServiceAccount = Type.Object({ id: Type.String(), name: Type.String(), role: AssignableRole, createdBy: Type.String(), createdAt: Timestamp });
 const Params = Type.Object({ sa: idOf('sa') });
@@ -25,8 +26,17 @@ function adminContext(request: FastifyRequest): AdminContext {
 export const registerListServiceAccounts: RegisterRoute = (app, deps) =>
   app.get('/v1/service-accounts', {
     config: { operation: 'serviceAccounts.list', access: MANAGE },
-    schema: { summary: 'Service accounts of the workspace', tags: ['service accounts'], response: { 200: Type.Object({ data: Type.Array(ServiceAccount), nextCursor: Type.Null() }) } },
-    handler: async (request) => ({ data: await listServiceAccounts(deps, inWorkspace(request).workspaceId), nextCursor: null }),
+    schema: {
+      summary: 'Service accounts of the workspace',
+      tags: ['service accounts'],
+      querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
+      response: { 200: listOf(ServiceAccount) },
+    },
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      const rows = await listServiceAccounts(deps, inWorkspace(request).workspaceId, { limit: limit + 1, after: decodeCursor(cursor, idPosition('sa')) });
+      return page(rows, limit, (row) => row.id);
+    },
   });
 
 export const registerCreateServiceAccount: RegisterRoute = (app, deps) =>

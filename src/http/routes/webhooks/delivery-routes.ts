@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { getDelivery, listDeliveries, replayDelivery } from '../../../modules/webhooks/deliveries.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { decodeCursor, page } from '../../cursor.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, Paging } from '../../schemas.js';
 import { Attempt, Delivery, DeliveryParams, MANAGE_WEBHOOKS, WebhookParams, webhookContext } from './webhook-schemas.js';
 
@@ -25,7 +25,7 @@ export const registerListDeliveries: RegisterRoute = (app, deps) =>
     },
     handler: async (request) => {
       const { limit = 50, cursor, state, eventType } = request.query;
-      const rows = await listDeliveries(deps, inWorkspace(request).workspaceId, request.params.wh, { state, eventType, limit: limit + 1, before: decodeCursor(cursor) });
+      const rows = await listDeliveries(deps, inWorkspace(request).workspaceId, request.params.wh, { state, eventType, limit: limit + 1, before: decodeCursor(cursor, idPosition('dlv')) });
       return page(rows, limit, (row) => row.id);
     },
   });

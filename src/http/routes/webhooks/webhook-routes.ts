@@ -12,14 +12,24 @@ import {
 } from '../../../modules/webhooks/webhooks.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { NoContent } from '../../schemas.js';
+import { decodeCursor, idPosition, page } from '../../cursor.js';
+import { listOf, NoContent, Paging } from '../../schemas.js';
 import { Attempt, MANAGE_WEBHOOKS, Webhook, WebhookFields, WebhookParams, WebhookWithSecret, webhookContext } from './webhook-schemas.js';
 
 export const registerListWebhooks: RegisterRoute = (app, deps) =>
   app.get('/v1/webhooks', {
     config: { operation: 'webhooks.list', access: MANAGE_WEBHOOKS },
-    schema: { summary: 'Webhooks of the workspace', tags: ['webhooks'], response: { 200: Type.Object({ data: Type.Array(Webhook), nextCursor: Type.Null() }) } },
-    handler: async (request) => ({ data: await listWebhooks(deps, inWorkspace(request).workspaceId), nextCursor: null }),
+    schema: {
+      summary: 'Webhooks of the workspace',
+      tags: ['webhooks'],
+      querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
+      response: { 200: listOf(Webhook) },
+    },
+    handler: async (request) => {
+      const { limit = 50, cursor } = request.query;
+      const rows = await listWebhooks(deps, inWorkspace(request).workspaceId, { limit: limit + 1, after: decodeCursor(cursor, idPosition('wh')) });
+      return page(rows, limit, (row) => row.id);
+    },
   });
 
 export const registerCreateWebhook: RegisterRoute = (app, deps) =>

@@ -1,6 +1,6 @@
 import { AppError } from '../../../errors.js';
 import { parseFieldRef, type FieldRef } from './field-ref.js';
-import { unstorableTextReason } from './storable-text.js';
+import { unstorableTextReason } from '../../../storable-text.js';
 
 /**
  * The record filter language of docs/design.md §5, e.g.

@@ -6,7 +6,7 @@ import { AppError } from '../../../errors.js';
 import { compileFilter, keysetCondition, orderModifiers, orderTermKinds, orderTerms, orderValues, termsPinnedByFilter } from './compile.js';
 import type { FilterNode } from './filter-parser.js';
 import { formatSort, type SortKey } from './sort-parser.js';
-import { unstorableTextReason } from './storable-text.js';
+import { unstorableTextReason } from '../../../storable-text.js';
 
 /**
  * One page of a collection's records, by keyset: the next page starts strictly after the last
@@ -154,7 +154,7 @@ export function decodeCursor(text: string, sort: readonly SortKey[]): Cursor {
   } catch {
     throw cursorError('it is not one of ours');
   }
-  if (typeof parsed !== 'object' || parsed === null || !('s' in parsed) || !('v' in parsed)) throw cursorError('it is not one of ours');
+  if (typeof parsed !== 'object' || parsed === null || !Object.hasOwn(parsed, 's') || !Object.hasOwn(parsed, 'v')) throw cursorError('it is not one of ours');
   const { s, v } = parsed as { s: unknown; v: unknown };
   if (s !== formatSort(sort)) throw cursorError('it was made for another sort');
   // Each value must be what that term can hold, so no cursor can make the query fail.

@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, type Page } from '../../api.js';
+import { api, loadAll, type Page } from '../../api.js';
 import { navigate, useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
@@ -62,7 +62,7 @@ export function AuditLogPage(): React.JSX.Element {
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
   // Only to name people in the filter's suggestions and the targets: without it, ids show instead.
-  const members = useLoad(() => api<Page<Member>>('GET', '/v1/members').then((page) => page.data), session.workspace.id).data ?? [];
+  const members = useLoad(() => loadAll<Member>('/v1/members'), session.workspace.id).data ?? [];
 
   // The filters in the address decide what is shown: from the first page again when they change.
   const entries = usePaged<AuditEntry>((cursor) => {

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { api, fieldError, type Page } from '../../api.js';
+import { api, fieldError, loadAll, type Page } from '../../api.js';
 import { useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
@@ -17,7 +17,7 @@ export function IndexesPage() {
   const name = params.name ?? '';
   useTitle(`${name}: indexes`);
   const session = useSession();
-  const indexes = useLoad(() => api<Page<RecordIndex>>('GET', collectionPath(name, 'indexes')), `${session.workspace.id}/${name}`);
+  const indexes = useLoad((): Promise<Page<RecordIndex>> => loadAll<RecordIndex>(collectionPath(name, 'indexes')).then((data) => ({ data, nextCursor: null })), `${session.workspace.id}/${name}`);
   const [indexName, setIndexName] = useState('');
   const [fields, setFields] = useState('');
   const [unique, setUnique] = useState(false);

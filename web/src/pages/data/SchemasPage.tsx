@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type Page } from '../../api.js';
+import { api, loadAll, type Page } from '../../api.js';
 import { useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
@@ -23,7 +23,7 @@ export function SchemasPage() {
   const name = params.name ?? '';
   useTitle(`${name}: schema versions`);
   const session = useSession();
-  const versions = useLoad(() => api<Page<SchemaVersion>>('GET', collectionPath(name, 'schemas')), `${session.workspace.id}/${name}`);
+  const versions = useLoad((): Promise<Page<SchemaVersion>> => loadAll<SchemaVersion>(collectionPath(name, 'schemas')).then((data) => ({ data, nextCursor: null })), `${session.workspace.id}/${name}`);
   const [creating, setCreating] = useState(false);
   const [switchingOff, setSwitchingOff] = useState<SchemaVersion | null>(null);
   const [error, setError] = useState<unknown>(null);

@@ -35,8 +35,8 @@ export function KeysPage(): React.JSX.Element {
   const names = useLoad<Names>(async () => {
     const [collections, members, accounts] = await Promise.all([
       loadAll<CollectionRef>('/v1/collections'),
-      api<Page<Member>>('GET', '/v1/members').then((page) => page.data),
-      session.can('service-accounts:manage') ? api<Page<ServiceAccount>>('GET', '/v1/service-accounts').then((page) => page.data) : Promise.resolve([]),
+      loadAll<Member>('/v1/members'),
+      session.can('service-accounts:manage') ? loadAll<ServiceAccount>('/v1/service-accounts') : Promise.resolve([]),
     ]);
     return { collections, members, accounts };
   }, workspaceId);

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { api, fieldError } from '../../api.js';
+import { api, fieldError, loadAll } from '../../api.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { CopyButton } from '../../ui/CopyButton.js';
@@ -15,7 +15,7 @@ import { ASSIGNABLE_ROLES, type Invite } from './types.js';
  */
 export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Element {
   const session = useSession();
-  const invites = useLoad(() => api<{ data: Invite[] }>('GET', '/v1/invites').then((answer) => answer.data), session.workspace.id);
+  const invites = useLoad(() => loadAll<Invite>('/v1/invites'), session.workspace.id);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('editor');
   const [busy, setBusy] = useState(false);

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api } from '../../api.js';
+import { api, loadAll } from '../../api.js';
 import { useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
@@ -15,7 +15,7 @@ export function MembersPage(): React.JSX.Element {
   useTitle('People');
   const session = useSession();
   const manage = session.can('members:manage');
-  const members = useLoad(() => api<{ data: Member[] }>('GET', '/v1/members').then((answer) => answer.data), session.workspace.id);
+  const members = useLoad(() => loadAll<Member>('/v1/members'), session.workspace.id);
   const [removing, setRemoving] = useState<Member | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [status, setStatus] = useState('');

@@ -1,7 +1,7 @@
 import '../keys/keys-and-webhooks.css';
 import { useState } from 'react';
 import { roleAllows, type Ability } from '../../../../src/abilities.js';
-import { api, loadAll, type Page } from '../../api.js';
+import { api, loadAll } from '../../api.js';
 import { Link, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
@@ -25,7 +25,7 @@ export function ServiceAccountsPage(): React.JSX.Element {
   const session = useSession();
   const loaded = useLoad<Loaded>(async () => {
     const [accounts, keys, collections] = await Promise.all([
-      api<Page<ServiceAccount>>('GET', '/v1/service-accounts').then((page) => page.data),
+      loadAll<ServiceAccount>('/v1/service-accounts'),
       loadAll<ApiKey>('/v1/keys'),
       loadAll<CollectionRef>('/v1/collections'),
     ]);

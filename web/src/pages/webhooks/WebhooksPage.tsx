@@ -1,6 +1,6 @@
 import '../keys/keys-and-webhooks.css';
 import { useState } from 'react';
-import { api, loadAll, type Page } from '../../api.js';
+import { api, loadAll } from '../../api.js';
 import { Link, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
@@ -18,7 +18,7 @@ export function WebhooksPage(): React.JSX.Element {
   const session = useSession();
   const loaded = useLoad(async () => {
     const [webhooks, collections] = await Promise.all([
-      api<Page<Webhook>>('GET', '/v1/webhooks').then((page) => page.data),
+      loadAll<Webhook>('/v1/webhooks'),
       loadAll<CollectionRef>('/v1/collections'),
     ]);
     return { webhooks, collections };
