@@ -556,7 +556,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A collection's indexes */
+        /** A collection's indexes, oldest first */
         get: operations["indexes.list"];
         put?: never;
         /** Index one to four record fields, optionally unique (then a duplicate write answers 409) */
@@ -1446,7 +1446,10 @@ export interface operations {
     };
     "workspaces.list": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1471,7 +1474,8 @@ export interface operations {
                              */
                             createdAt: string;
                         }[];
-                        nextCursor: null;
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -1597,7 +1601,10 @@ export interface operations {
     };
     "members.list": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
@@ -1626,7 +1633,8 @@ export interface operations {
                              */
                             joinedAt: string;
                         }[];
-                        nextCursor: null;
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -1755,7 +1763,10 @@ export interface operations {
     };
     "invites.list": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
@@ -1793,7 +1804,8 @@ export interface operations {
                             /** @description The link to pass to the invited person; only in the creating response. */
                             url?: string;
                         }[];
-                        nextCursor: null;
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -2490,7 +2502,10 @@ export interface operations {
     };
     "serviceAccounts.list": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
@@ -2518,7 +2533,8 @@ export interface operations {
                              */
                             createdAt: string;
                         }[];
-                        nextCursor: null;
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -3763,7 +3779,10 @@ export interface operations {
     };
     "indexes.list": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
@@ -3788,7 +3807,8 @@ export interface operations {
                             fields: string[];
                             unique: boolean;
                         }[];
-                        nextCursor: null;
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -3914,7 +3934,10 @@ export interface operations {
     };
     "schemas.list": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
@@ -3948,7 +3971,8 @@ export interface operations {
                              */
                             createdAt: string;
                         }[];
-                        nextCursor: null;
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -4738,7 +4762,10 @@ export interface operations {
     };
     "webhooks.list": {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
@@ -4773,7 +4800,8 @@ export interface operations {
                              */
                             updatedAt: string;
                         }[];
-                        nextCursor: null;
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
