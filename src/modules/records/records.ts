@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { jsonRefusal } from '../../accepted-json.js';
 import type { Deps } from '../../deps.js';
 import { writeJson, type Dialect } from '../../db/dialect.js';
@@ -263,7 +262,7 @@ export async function updateRecord(
     const currentData = deps.dialect.readJson(current.data) as RecordData;
     const data = input.mode === 'merge' ? (applyMergePatch(currentData, input.data) as RecordData) : input.data;
     const schemaVersion = (await recordChecker(trx, collection))(data);
-    if (schemaVersion === current.schema_version && isDeepStrictEqual(data, currentData)) {
+    if (schemaVersion === current.schema_version && sameJson(data, currentData)) {
       const [record] = await withAttachedFiles(trx, context.workspaceId, [viewWithData(current, currentData)]);
       return { record: record!, revision: current.revision, etag: etagOf(current.revision) };
     }
@@ -326,4 +325,19 @@ export async function purgeRecord(deps: Deps, context: CollectionContext, idOrNa
     });
   });
   await removeForgottenContent(deps, context.workspaceId);
+}
+
+/**
+ * Whether two values are the same JSON: the same numbers, strings, booleans and nulls, the same
+ * array items in order, the same keys with the same values in any order (PostgreSQL's jsonb keeps
+ * its own key order), whatever the objects' prototypes (a merge patch builds null-prototype
+ * objects, so that no caller's key reaches a prototype).
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((item, index) => sameJson(item, (b as unknown[])[index]));
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
