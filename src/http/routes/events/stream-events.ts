@@ -185,7 +185,12 @@ class EventStream {
     this.release();
     this.subscription?.close();
     const socket = this.raw.socket;
-    if (!this.raw.writableEnded) this.raw.end(reason ? `: closed: ${reason.replace(/[\r\n]+/g, ' ')}\n\n` : undefined);
+    // The consumer went away: nothing to say, and its connection goes too.
+    if (reason === null) {
+      socket?.destroy();
+      return;
+    }
+    if (!this.raw.writableEnded) this.raw.end(`: closed: ${reason.replace(/[\r\n]+/g, ' ')}\n\n`);
     // A consumer that reads nothing would keep the socket (and what waits in it) forever.
     setTimeout(() => socket?.destroy(), 5000).unref();
   }
