@@ -3,6 +3,7 @@ import type { Snapshot } from '../../db/connect.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
+import { visitRows } from '../../db/row-stream.js';
 import type { Deps } from '../../deps.js';
 import { invalidRequest } from '../../errors.js';
 import { findCollection } from '../collections/collections.js';
@@ -28,7 +29,10 @@ export interface RecordExport {
   body: Readable;
 }
 
-/** Records per query, and so per chunk of the body: memory holds about one page. */
+/**
+ * Records per query at most, and so per chunk of the body; a chunk also ends once it holds
+ * PLAINBASE_PAGE_BYTES of records, so memory holds about one chunk however large the records.
+ */
 const PAGE_ROWS = 1000;
 export const MAX_CSV_FIELDS = 500;
 
@@ -39,6 +43,10 @@ interface ExportScope {
   dialect: Dialect;
   collection: CollectionsTable;
   filter: FilterNode | undefined;
+  /** PLAINBASE_PAGE_BYTES: the records of one chunk, in stored JSON text. */
+  chunkBytes: number;
+  /** Rows per round trip on PostgreSQL: as many as can fit in a chunk at their largest. */
+  batchRows: number;
 }
 
 /** A CSV column after id, createdAt and updatedAt: a path into the record's data. */
@@ -64,7 +72,9 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
   const snapshot = await deps.openSnapshot();
   try {
     const collection = await findCollection(snapshot.db, workspaceId, idOrName);
-    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter };
+    const { pageBytes, bodyLimitBytes } = deps.config;
+    const batchRows = Math.min(PAGE_ROWS, Math.max(1, Math.floor(pageBytes / bodyLimitBytes)));
+    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: pageBytes, batchRows };
     const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
     // highWaterMark 1: one page waits in the stream at most; the next is read when it is taken.
     const body = Readable.from(closingWhenDone(chunks, snapshot), { highWaterMark: 1 });
@@ -85,7 +95,11 @@ async function* closingWhenDone(chunks: AsyncIterable<string>, snapshot: Snapsho
   }
 }
 
-/** The live records of the scope in id order (creation order), a page at a time, by keyset. */
+/**
+ * The live records of the scope in id order (creation order), a chunk at a time, by keyset: up
+ * to PAGE_ROWS records, fewer when the next would take the chunk past scope.chunkBytes (at least
+ * one). Rows are read one by one (visitRows), so no more than the chunk is ever held.
+ */
 async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
   let after: string | null = null;
   for (;;) {
@@ -97,9 +111,21 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
       .where('trashed_at', 'is', null);
     if (scope.filter) query = query.where(compileFilter(scope.filter, scope.dialect));
     if (after !== null) query = query.where('id', '>', after);
-    const rows: ExportRow[] = await query.orderBy('id').limit(rowLimit(PAGE_ROWS)).execute();
+    const rows: ExportRow[] = [];
+    let bytes = 0;
+    let more = false;
+    await visitRows<ExportRow>(scope.executor, query.orderBy('id').limit(rowLimit(PAGE_ROWS)).compile(), scope.batchRows, (row) => {
+      const size = typeof row.data === 'string' ? Buffer.byteLength(row.data) : Buffer.byteLength(scope.dialect.jsonText(row.data));
+      if (rows.length > 0 && bytes + size > scope.chunkBytes) {
+        more = true;
+        return false;
+      }
+      rows.push(row);
+      bytes += size;
+      return true;
+    });
     if (rows.length > 0) yield rows;
-    if (rows.length < PAGE_ROWS) return;
+    if (!more && rows.length < PAGE_ROWS) return;
     after = rows[rows.length - 1]!.id;
   }
 }
