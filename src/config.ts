@@ -102,7 +102,7 @@ export const VARIABLES = {
   DATA_DIR: {
     parse: z.string().default('./data'),
     default: './data',
-    meaning: 'Folder of the SQLite database, of import bodies while they arrive and, unless S3 is set, of uploaded files. Created at start if missing; must be writable.',
+    meaning: 'Folder of the SQLite database, of imports and exports while they are transferred and, unless S3 is set, of uploaded files. Created at start if missing; must be writable.',
   },
   DATABASE_URL: {
     parse: z.string().optional(),

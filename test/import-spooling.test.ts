@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createOwner } from '../src/modules/people/first-owner.js';
 import { Client, signedInOwner } from './support/client.js';
@@ -144,6 +145,71 @@ describeEachEngine('import spooling', (engine) => {
     expect(trickle.sentBytes()).toBeLessThan(10);
     expect(spooled()).toEqual([]);
   });
+});
+
+/**
+ * The export's snapshot is a transaction too: it is held only while the export is written to the
+ * data folder, never while a client downloads it.
+ */
+describeEachEngine('export spooling', (engine) => {
+  let t: TestApp;
+  let dataDir: string;
+  let base: string;
+  let owner: Client;
+  beforeEach(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-spool-'));
+    t = await startTestApp(engine, { dataDir });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = t.app.server.address();
+    base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    owner = await signedInOwner(t);
+    await owner.post('/v1/collections', { name: 'leads' });
+    // About 12 MB: more than loopback sockets buffer, so a client that stops reading stops the send.
+    const rows = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ i, text: 'x'.repeat(4000) })).join('\n');
+    expect((await owner.call('POST', '/v1/collections/leads/import', rows, { 'content-type': 'application/x-ndjson' })).body.imported).toBe(3000);
+  });
+  afterEach(async () => {
+    await t.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const exportFiles = () => (fs.existsSync(path.join(dataDir, 'exports')) ? fs.readdirSync(path.join(dataDir, 'exports')) : []);
+
+  it('clients that stop reading their exports hold no database connection and no snapshot; their files go when they do', async () => {
+    // More stalled downloads than the PostgreSQL test pool has connections (5).
+    const stalled: http.ClientRequest[] = [];
+    try {
+      await checkStalled(stalled);
+    } finally {
+      for (const request of stalled) request.destroy();
+    }
+    await expect.poll(exportFiles, { timeout: 5000 }).toEqual([]);
+  });
+
+  async function checkStalled(stalled: http.ClientRequest[]): Promise<void> {
+    await Promise.all(Array.from({ length: 8 }, () => new Promise<void>((resolve, reject) => {
+      const request = http.get(`${base}/v1/collections/leads/export`, { headers: { cookie: `plainbase_session=${owner.cookie}`, 'x-baas-workspace': owner.workspaceId! } }, (response) => {
+        expect(response.statusCode).toBe(200);
+        response.pause(); // reads nothing more, ever
+        resolve();
+      });
+      request.on('error', (error) => (request.destroyed ? undefined : reject(error)));
+      stalled.push(request);
+    })));
+    expect(exportFiles()).toHaveLength(8);
+
+    // Nothing waits on them: writes answer at once (on PostgreSQL, 8 snapshots held would leave
+    // the pool of 5 empty and these waiting), and on SQLite no reader holds an old snapshot.
+    for (let i = 0; i < 10; i++) {
+      const started = performance.now();
+      expect((await owner.post('/v1/collections/leads/records', { data: { during: i } })).status).toBe(201);
+      expect(performance.now() - started).toBeLessThan(100);
+    }
+    if (engine === 'sqlite') {
+      const { rows } = await sql<{ busy: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(t.deps.db);
+      expect(rows[0]!.busy).toBe(0);
+    }
+  }
 });
 
 describeEachEngine('import spooling limits', (engine) => {

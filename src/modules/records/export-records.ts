@@ -1,11 +1,12 @@
-import { Readable } from 'node:stream';
-import type { Snapshot } from '../../db/connect.js';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Dialect } from '../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { visitRows } from '../../db/row-stream.js';
 import type { Deps } from '../../deps.js';
-import { invalidRequest } from '../../errors.js';
+import { AppError, invalidRequest } from '../../errors.js';
+import { isDiskError, spoolToFile, type SpooledFile } from '../../storage/spool-file.js';
 import { findCollection } from '../collections/collections.js';
 import { getSchemaVersion } from '../schemas/schema-versions.js';
 import { cellText, csvLine } from './format-csv.js';
@@ -25,7 +26,7 @@ export interface ExportOptions {
 
 export interface RecordExport {
   collectionName: string;
-  /** The export as text chunks, one page of records each; read it to the end or destroy it. */
+  /** The export, read from its spooled file; read it to the end or destroy it. */
   body: Readable;
 }
 
@@ -58,9 +59,14 @@ interface DataColumn {
 /**
  * Streams a collection's records (not those in the trash) as NDJSON or CSV, oldest first. Every
  * page is read inside one snapshot (Deps.openSnapshot), so the export is exactly the records
- * that existed when it started, however long it takes and whatever is written meanwhile; and
- * only one page at a time is in memory. Everything that can be refused (filter, fields, the
+ * that existed when it started, whatever is written meanwhile; and only about one chunk of
+ * records is in memory at a time. Everything that can be refused (filter, fields, the
  * collection) is checked before the first byte, so a refusal is a proper error response.
+ *
+ * The snapshot is a transaction (on PostgreSQL it holds a pooled connection; on SQLite it keeps
+ * the write-ahead log from being folded back), and no transaction may wait on the network: the
+ * export is written to a file in the data folder under the snapshot, the snapshot closes, and the
+ * file is then sent at the client's pace and removed once sent or abandoned.
  */
 export async function exportRecords(deps: Deps, workspaceId: string, idOrName: string, options: ExportOptions): Promise<RecordExport> {
   const filter = options.filter === undefined ? undefined : parseFilter(options.filter);
@@ -70,29 +76,37 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
   const requested = options.fields === undefined ? undefined : parseFields(options.fields);
 
   const snapshot = await deps.openSnapshot();
+  let spooled: SpooledFile;
+  let collectionName: string;
   try {
     const collection = await findCollection(snapshot.db, workspaceId, idOrName);
     const { pageBytes, bodyLimitBytes } = deps.config;
     const batchRows = Math.min(PAGE_ROWS, Math.max(1, Math.floor(pageBytes / bodyLimitBytes)));
     const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: pageBytes, batchRows };
     const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
-    // highWaterMark 1: one page waits in the stream at most; the next is read when it is taken.
-    const body = Readable.from(closingWhenDone(chunks, snapshot), { highWaterMark: 1 });
-    // A stream destroyed before its first read never runs the generator's finally.
-    body.once('close', () => void snapshot.close());
-    return { collectionName: collection.name, body };
-  } catch (error) {
-    await snapshot.close();
-    throw error;
-  }
-}
-
-async function* closingWhenDone(chunks: AsyncIterable<string>, snapshot: Snapshot): AsyncGenerator<string> {
-  try {
-    yield* chunks;
+    spooled = await spoolExport(chunks, deps.config.dataDir);
+    collectionName = collection.name;
   } finally {
     await snapshot.close();
   }
+  const body = spooled.read();
+  // Removed once the stream ends: sent whole, or destroyed with the client's connection.
+  body.once('close', () => void spooled.remove());
+  return { collectionName, body };
+}
+
+async function spoolExport(chunks: AsyncIterable<string>, dataDir: string): Promise<SpooledFile> {
+  try {
+    return await spoolToFile(asBytes(chunks), path.join(dataDir, 'exports'));
+  } catch (error) {
+    if (!isDiskError(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new AppError('UNAVAILABLE', `The server cannot hold the export on its disk (${code} in PLAINBASE_DATA_DIR); try again later.`);
+  }
+}
+
+async function* asBytes(chunks: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) yield Buffer.from(chunk);
 }
 
 /**
