@@ -130,7 +130,7 @@ describeEachEngine('reading rows one at a time', (engine) => {
             select i, case when i = 6 then abs(-9223372036854775807 - 1) else i end as v from n`, [])
         : CompiledQuery.raw('select i, 1 / (6 - i) as v from generate_series(1, 10) as i', []);
       const seen: number[] = [];
-      await visitRows<{ i: number }>(storage.db, query, 2, (row) => {
+      await visitRows<{ i: number }>(storage.db, query, { batchRows: 2, maxRows: 10 }, (row) => {
         seen.push(Number(row.i));
         return seen.length < 3;
       });

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Dialect } from '../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
-import { visitRows } from '../../db/row-stream.js';
+import { visitRows, type RowBatches } from '../../db/row-stream.js';
 import type { Deps } from '../../deps.js';
 import { AppError, invalidRequest } from '../../errors.js';
 import { isDiskError, spoolToFile, type SpooledFile } from '../../storage/spool-file.js';
@@ -11,6 +11,7 @@ import { findCollection } from '../collections/collections.js';
 import { getSchemaVersion } from '../schemas/schema-versions.js';
 import { cellText, csvLine } from './format-csv.js';
 import { parseFieldRef } from './query/field-ref.js';
+import { readAhead } from './read-ahead.js';
 import { compileFilter } from './query/compile.js';
 import { parseFilter, type FilterNode } from './query/filter-parser.js';
 
@@ -46,8 +47,8 @@ interface ExportScope {
   filter: FilterNode | undefined;
   /** PLAINBASE_PAGE_BYTES: the records of one chunk, in stored JSON text. */
   chunkBytes: number;
-  /** Rows per round trip on PostgreSQL: as many as can fit in a chunk at their largest. */
-  batchRows: number;
+  /** How the rows of a chunk are read (read-ahead.ts). */
+  batches: RowBatches;
 }
 
 /** A CSV column after id, createdAt and updatedAt: a path into the record's data. */
@@ -80,9 +81,7 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
   let collectionName: string;
   try {
     const collection = await findCollection(snapshot.db, workspaceId, idOrName);
-    const { pageBytes, bodyLimitBytes } = deps.config;
-    const batchRows = Math.min(PAGE_ROWS, Math.max(1, Math.floor(pageBytes / bodyLimitBytes)));
-    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: pageBytes, batchRows };
+    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS) };
     const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
     spooled = await spoolExport(chunks, deps.config.dataDir);
     collectionName = collection.name;
@@ -128,7 +127,7 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
     const rows: ExportRow[] = [];
     let bytes = 0;
     let more = false;
-    await visitRows<ExportRow>(scope.executor, query.orderBy('id').limit(rowLimit(PAGE_ROWS)).compile(), scope.batchRows, (row) => {
+    await visitRows<ExportRow>(scope.executor, query.orderBy('id').limit(rowLimit(PAGE_ROWS)).compile(), scope.batches, (row) => {
       const size = typeof row.data === 'string' ? Buffer.byteLength(row.data) : Buffer.byteLength(scope.dialect.jsonText(row.data));
       if (rows.length > 0 && bytes + size > scope.chunkBytes) {
         more = true;

@@ -10,6 +10,7 @@ import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
 import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
+import { readAhead } from './read-ahead.js';
 import { toRecordRead, type RecordData, type RecordRead } from './records.js';
 
 export interface ListQuery {
@@ -86,12 +87,14 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   });
   await withAttachedFiles(deps.db, workspaceId, data, collection.id);
   // Attached files lengthen their records' answers: drop from the end what no longer fits.
-  let bytes = data.reduce((total, read) => total + answerBytes(read), PAGE_FRAME_BYTES);
   let cut = false;
-  while (data.length > 1 && bytes > deps.config.pageBytes) {
-    bytes -= answerBytes(data.pop()!);
-    rows.pop();
-    cut = true;
+  if (data.some((read) => read.files.length > 0)) {
+    let bytes = data.reduce((total, read) => total + answerBytes(read), PAGE_FRAME_BYTES);
+    while (data.length > 1 && bytes > deps.config.pageBytes) {
+      bytes -= answerBytes(data.pop()!);
+      rows.pop();
+      cut = true;
+    }
   }
   const last = rows[rows.length - 1];
   const page: RecordPage = { data, nextCursor: (more || cut) && last ? encodeCursor(last, sort) : null };
@@ -113,29 +116,42 @@ const FILE_ID_BYTES = 33;
 const answerBytes = (read: RecordRead): number => Buffer.byteLength(read.dataJson) + RECORD_FRAME_BYTES + read.files.length * FILE_ID_BYTES;
 
 /**
- * The rows of a page, read one at a time (visitRows) until the page is full: `limit` records, or
- * the next record would take the answer past PLAINBASE_PAGE_BYTES (a page always holds one).
- * `more` says a row beyond the page exists. So however large the records, the server holds about
- * one page of them, not the `limit + 1` rows the query allows; on PostgreSQL each round trip
- * brings at most PAGE_BYTES / BODY_LIMIT rows (records are at most BODY_LIMIT long).
+ * The rows of a page, read a batch at a time (visitRows) until the page is full: `limit` records,
+ * or the next record would take the answer past PLAINBASE_PAGE_BYTES (a page always holds one).
+ * `more` says a row beyond the page exists. However large the records, the server holds at most
+ * READ_AHEAD_PAGES budgets of rows it has read and the page it answers, not the `limit + 1` rows
+ * the query allows.
+ *
+ * Bytes are counted exactly (UTF-8) only once the page could be near its budget: until then
+ * three bytes per UTF-16 unit bound it, and the common small page never counts a byte.
  */
 async function readPage(deps: Deps, compiled: CompiledQuery, limit: number, toRead: (row: ListedRow) => RecordRead): Promise<{ rows: ListedRow[]; data: RecordRead[]; more: boolean }> {
   const budget = deps.config.pageBytes;
   const rows: ListedRow[] = [];
   const data: RecordRead[] = [];
-  let bytes = PAGE_FRAME_BYTES;
+  let bound = PAGE_FRAME_BYTES;
+  let exact: number | null = null;
   let more = false;
-  const batchRows = Math.min(limit + 1, Math.max(1, Math.floor(budget / deps.config.bodyLimitBytes)));
-  await visitRows<ListedRow>(deps.db, compiled, batchRows, (row) => {
+  const fits = (read: RecordRead): boolean => {
+    const rough = read.dataJson.length * 3 + RECORD_FRAME_BYTES;
+    if (exact === null && bound + rough <= budget) {
+      bound += rough;
+      return true;
+    }
+    exact ??= data.reduce((total, kept) => total + answerBytes(kept), PAGE_FRAME_BYTES);
+    const size = answerBytes(read);
+    if (data.length > 0 && exact + size > budget) return false;
+    exact += size;
+    return true;
+  };
+  await visitRows<ListedRow>(deps.db, compiled, readAhead(deps, limit + 1), (row) => {
     const read = data.length < limit ? toRead(row) : null;
-    const size = read ? answerBytes(read) : 0;
-    if (!read || (data.length > 0 && bytes + size > budget)) {
+    if (!read || !fits(read)) {
       more = true;
       return false;
     }
     rows.push(row);
     data.push(read);
-    bytes += size;
     return true;
   });
   return { rows, data, more };
