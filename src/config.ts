@@ -26,6 +26,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Largest body of POST …/import, in bytes (streamed, so it may be far above bodyLimitBytes). */
   importLimitBytes: number;
+  /** Largest page of a list in bytes: a page ends early, with a nextCursor, rather than pass it. */
+  pageBytes: number;
   rateLimitPerKey: number;
   rateLimitPerIp: number;
   /**
@@ -151,7 +153,7 @@ export const VARIABLES = {
   DATA_DIR: {
     parse: z.string().default('./data'),
     default: './data',
-    meaning: 'Folder of the SQLite database and, unless S3 is set, of uploaded files. Created at start if missing; must be writable.',
+    meaning: 'Folder of the SQLite database, of imports and exports while they are transferred and, unless S3 is set, of uploaded files. Created at start if missing; must be writable.',
   },
   DATABASE_URL: {
     parse: z.string().optional(),
@@ -188,6 +190,11 @@ export const VARIABLES = {
     parse: wholeNumber(1024, 1024 ** 4).default(1024 ** 3),
     default: '1073741824',
     meaning: 'Largest body of an import (`POST /v1/collections/{col}/import`), in bytes; imports are streamed.',
+  },
+  PAGE_BYTES: {
+    parse: wholeNumber(64 * 1024, 1024 ** 3).default(16 * 1024 * 1024),
+    default: '16777216',
+    meaning: 'Largest page of records (a list answer), in bytes: a page ends early, with a `nextCursor`, when the next record would take it past this; it always holds at least one record. Also what an export holds in memory at once.',
   },
   RATE_LIMIT_PER_KEY: {
     parse: wholeNumber(0, 1_000_000).default(100),
@@ -368,6 +375,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     worker: v.WORKER,
     bodyLimitBytes: v.BODY_LIMIT,
     importLimitBytes: v.IMPORT_LIMIT,
+    pageBytes: v.PAGE_BYTES,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
     rateLimitPerIp: v.RATE_LIMIT_PER_IP,
     trustProxy: v.TRUST_PROXY ?? false,

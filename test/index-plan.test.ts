@@ -187,8 +187,29 @@ describeEachEngine('record indexes', (engine) => {
     await insertRecord({ email: null });
     await insertRecord({ email: ['a@example.com'] });
     await insertRecord({ email: ['a@example.com'] });
-    // Unique within the collection only.
-    await insertRecord({ email: 'a@example.com' }, await addCollection());
+    // Unique within the collection only: another collection may hold duplicates of its own.
+    const other = await addCollection();
+    await insertRecord({ email: 'a@example.com' }, other);
+    await insertRecord({ email: 'a@example.com' }, other);
+  });
+
+  it('builds a unique index over its own collection only: duplicates elsewhere neither block nor collide', async () => {
+    const other = await addCollection();
+    await insertRecord({ email: 'a@example.com' }, other);
+    await insertRecord({ email: 'a@example.com' }, other);
+    await insertRecord({ email: 'a@example.com' });
+    await createIndex(db, storage.dialect, { workspaceId, collectionId, name: 'email', fields: ['data.email'], unique: true, now: NOW });
+    // The same name in the other collection, unique too, cannot be built over its duplicates.
+    await expect(createIndex(db, storage.dialect, { workspaceId, collectionId: other, name: 'email', fields: ['data.email'], unique: true, now: NOW }))
+      .rejects.toMatchObject({ code: 'CONFLICT' });
+    await insertRecord({ email: 'a@example.com' }, other);
+    expect(storage.dialect.isUniqueViolation(await insertRecord({ email: 'a@example.com' }).catch((error: unknown) => error))).toBe(true);
+    // The database index holds the collection's rows and no other's.
+    const sqlName = await sqlNameOf('email');
+    const definition = engine === 'sqlite'
+      ? (await sql<{ text: string }>`select sql as text from sqlite_master where name = ${sqlName}`.execute(db)).rows[0]!.text
+      : (await sql<{ text: string }>`select indexdef as text from pg_indexes where indexname = ${sqlName} and schemaname = current_schema()`.execute(db)).rows[0]!.text;
+    expect(definition).toMatch(new RegExp(`where \\(?"?collection_id"? = '${collectionId}'`, 'i'));
   });
 
   it('refuses a unique index over duplicates with CONFLICT, and leaves nothing behind', async () => {

@@ -7,7 +7,12 @@ import pg from 'pg';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { connectStorage, type Storage } from '../src/db/connect.js';
 import { migrateToLatest, migratorFor } from '../src/db/migrate.js';
+import { writeJson } from '../src/db/dialect.js';
+import { newId } from '../src/ids.js';
 import { eventMessageText } from '../src/modules/events/outbox.js';
+import { createIndex } from '../src/modules/indexes/indexes.js';
+import { fieldTerms } from '../src/modules/records/query/compile.js';
+import { parseFieldRef } from '../src/modules/records/query/field-ref.js';
 import { describeEachEngine, freshStorage } from './support/harness.js';
 
 async function appliedMigrations(storage: Storage): Promise<string[]> {
@@ -51,6 +56,97 @@ describeEachEngine('migrations', (engine) => {
     expect((await migrator.migrateDown()).error).toBeUndefined();
     const { rows } = await sql<{ message: string }>`select message from events`.execute(storage.db);
     expect(rows).toEqual([{ message }]);
+  });
+
+  it('0008 confines each record index to its collection, and back again', async () => {
+    storage = await freshStorage(engine);
+    const { db, dialect } = storage;
+    const migrator = await migratorFor(db);
+    expect((await migrator.migrateTo('0007-event-data')).error).toBeUndefined();
+    const at = '2026-11-24T03:00:00.000Z';
+    const [wsA, wsB] = [newId('ws'), newId('ws')];
+    await db.insertInto('workspaces').values([wsA, wsB].map((id) => ({ id, name: id, created_at: at }))).execute();
+    const addCollection = async (workspaceId: string) => {
+      const id = newId('col');
+      await db.insertInto('collections').values({ id, workspace_id: workspaceId, name: id, public: 0, settings: '{}', active_schema_version: null, created_at: at, updated_at: at, trashed_at: null }).execute();
+      return { workspaceId, id };
+    };
+    const [a1, a2, b1, fresh] = [await addCollection(wsA), await addCollection(wsA), await addCollection(wsB), await addCollection(wsB)];
+    const insert = (collection: { workspaceId: string; id: string }, data: unknown) =>
+      db.insertInto('records').values({ id: newId('rec'), workspace_id: collection.workspaceId, collection_id: collection.id, data: writeJson(data), schema_version: null, revision: 1, created_at: at, updated_at: at, trashed_at: null }).execute();
+    const refused = async (collection: { workspaceId: string; id: string }, data: unknown) => dialect.isUniqueViolation(await insert(collection, data).catch((error: unknown) => error));
+
+    // Indexes as the app made them before 0008: over every row of `records`, the collection first.
+    const definitions = [
+      { collection: a1, name: 'by_code', fields: ['data.code'], unique: true },
+      { collection: a1, name: 'by_email', fields: ['data.email', 'createdAt'], unique: false },
+      { collection: b1, name: 'by_code', fields: ['data.code'], unique: true },
+    ];
+    for (const { collection, name, fields, unique } of definitions) {
+      const sqlName = `rix_${randomBytes(8).toString('hex')}`;
+      await db.insertInto('record_indexes').values({ workspace_id: collection.workspaceId, collection_id: collection.id, name, fields: JSON.stringify(fields), unique: unique ? 1 : 0, sql_name: sqlName, created_at: at }).execute();
+      const terms = fields.flatMap((field) => {
+        const parsed = parseFieldRef(field);
+        if (!parsed.ok) throw new Error(parsed.reason);
+        return fieldTerms(parsed.field, dialect).map((term) => (term.nullable ? dialect.nullsFirstIndexColumn(term.expression) : term.expression));
+      });
+      const columns = [sql.ref('collection_id'), ...terms, ...(unique ? [] : [sql.ref('id')])];
+      await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(columns)})`.execute(db);
+    }
+    await insert(a1, { code: 7, email: 'x@example.com' });
+    await insert(a2, { code: 7 });
+    // The defect: A's unique index refused duplicates within A's other collection and within B.
+    expect(await refused(a2, { code: 7 })).toBe(true);
+    expect(await refused(b1, { code: 8 })).toBe(false);
+    expect(await refused(b1, { code: 8 })).toBe(true);
+    const before = await indexDefinitions();
+
+    expect((await migrator.migrateTo('0008-indexes-per-collection')).error).toBeUndefined();
+    // Each index is now exactly what createIndex makes today for the same fields.
+    for (const [i, { fields, unique }] of definitions.entries()) {
+      await createIndex(db, dialect, { workspaceId: fresh.workspaceId, collectionId: fresh.id, name: `same_as_${i}`, fields, unique, now: new Date(at) });
+    }
+    const after = await indexDefinitions();
+    const freshOnes = await indexDefinitions(fresh.id);
+    for (const [i, { collection, name }] of definitions.entries()) {
+      const migrated = after.get(await sqlNameOf(collection.id, name))!;
+      const made = freshOnes.get(await sqlNameOf(fresh.id, `same_as_${i}`))!;
+      expect(migrated.replaceAll(collection.id, '<col>')).toBe(made.replaceAll(fresh.id, '<col>'));
+      expect(migrated).toContain(collection.id);
+    }
+    // Duplicates elsewhere are allowed; within the index's own collection, refused as before.
+    expect(await refused(a2, { code: 7 })).toBe(false);
+    expect(await refused(a1, { code: 7 })).toBe(true);
+    expect(await refused(b1, { code: 7 })).toBe(false);
+    expect(await refused(b1, { code: 7 })).toBe(true);
+    expect(await refused(b1, { code: 8 })).toBe(true);
+
+    // Down cannot bring the old form back over a2's duplicates, and then changes nothing.
+    const down = await migrator.migrateDown();
+    expect(dialect.isUniqueViolation(down.error)).toBe(true);
+    expect(await indexDefinitions()).toEqual(after);
+    await db.deleteFrom('records').where('collection_id', '=', a2.id).execute();
+    await db.deleteFrom('record_indexes').where('collection_id', '=', fresh.id).execute();
+    for (const sqlName of freshOnes.keys()) await sql`drop index ${sql.id(sqlName)}`.execute(db);
+    expect((await migrator.migrateDown()).error).toBeUndefined();
+    expect(await indexDefinitions()).toEqual(before);
+
+    async function sqlNameOf(collectionId: string, name: string): Promise<string> {
+      const row = await db.selectFrom('record_indexes').select('sql_name').where('collection_id', '=', collectionId).where('name', '=', name).executeTakeFirstOrThrow();
+      return row.sql_name;
+    }
+
+    /** Our record indexes as the engine keeps them, by name (of one collection, or all). */
+    async function indexDefinitions(collectionId?: string): Promise<Map<string, string>> {
+      let query = db.selectFrom('record_indexes').select('sql_name');
+      if (collectionId) query = query.where('collection_id', '=', collectionId);
+      const names = (await query.execute()).map((row) => row.sql_name);
+      const { rows } = engine === 'postgres'
+        ? await sql<{ name: string; definition: string }>`select indexname as name, indexdef as definition from pg_indexes where schemaname = current_schema() and tablename = 'records'`.execute(db)
+        : await sql<{ name: string; definition: string }>`select name, sql as definition from sqlite_master where type = 'index' and tbl_name = 'records'`.execute(db);
+      // The name itself is left out of each text, so two indexes of the same form read alike.
+      return new Map(rows.filter((row) => names.includes(row.name)).map((row) => [row.name, row.definition.replace(row.name, '<name>')]));
+    }
   });
 });
 

@@ -97,4 +97,58 @@ describeEachEngine('public collections', (engine) => {
     // A credential carries its workspace, so the name alone is enough for it.
     expect((await owner.get('/v1/collections/posts/records', { 'x-baas-workspace': owner.workspaceId! })).status).toBe(200);
   });
+
+  it('keeps the trash from anonymous callers: ?trashed=true, a trashed record, a trashed collection answer 401; a key reads them', async () => {
+    const { body: col } = await owner.post('/v1/collections', { name: 'posts', public: true });
+    const { body: live } = await owner.post('/v1/collections/posts/records', { data: { title: 'live' } });
+    const { body: gone } = await owner.post('/v1/collections/posts/records', { data: { title: 'deleted, and private now' } });
+    // A file each; the second goes to the trash with its record.
+    const upload = async () => (await owner.call('POST', '/v1/collections/posts/files?name=a.txt', 'hello', { 'content-type': 'text/plain' })).body.id as string;
+    const [shown, hidden] = [await upload(), await upload()];
+    expect((await owner.post(`/v1/collections/posts/records/${live.id}/files`, { fileId: shown })).status).toBe(200);
+    expect((await owner.post(`/v1/collections/posts/records/${gone.id}/files`, { fileId: hidden })).status).toBe(200);
+    expect((await owner.delete(`/v1/collections/posts/records/${gone.id}`)).status).toBe(200);
+    const key = (await owner.post('/v1/keys', { name: 'reader', scopes: ['records:read', 'files:read'] })).body.secret;
+    const withKey = { authorization: `Bearer ${key}` };
+    const byName = { 'x-baas-workspace': owner.workspaceId! };
+
+    const refused = [
+      [`/v1/collections/${col.id}/records?trashed=true`, {}],
+      ['/v1/collections/posts/records?trashed=true&limit=10', byName],
+      [`/v1/collections/${col.id}/records/${gone.id}?trashed=true`, {}],
+      [`/v1/collections/${col.id}/records/${gone.id}`, {}],
+      [`/v1/collections/posts/records/${gone.id}`, byName],
+      // ?trashed=true is the trash even for a live record.
+      [`/v1/collections/${col.id}/records/${live.id}?trashed=true`, {}],
+    ] as const;
+    for (const [url, headers] of refused) {
+      const error = expectError(await anonymous.get(url, headers), 401, 'UNAUTHENTICATED');
+      expect(JSON.stringify(error), url).not.toContain('deleted, and private now');
+    }
+    // Live records stay public, and the anonymous list never holds the trashed one.
+    const list = await anonymous.get(`/v1/collections/${col.id}/records`);
+    expect(list.body.data.map((record: { id: string }) => record.id)).toEqual([live.id]);
+    expect((await anonymous.get(`/v1/collections/${col.id}/records/${live.id}`)).status).toBe(200);
+
+    // With a credential the same reads answer, as before.
+    expect((await anonymous.get(`/v1/collections/${col.id}/records?trashed=true`, withKey)).body.data.map((record: { id: string }) => record.id)).toEqual([gone.id]);
+    expect((await anonymous.get(`/v1/collections/${col.id}/records/${gone.id}?trashed=true`, withKey)).body.data).toEqual({ title: 'deleted, and private now' });
+    expectError(await anonymous.get(`/v1/collections/${col.id}/records/${gone.id}`, withKey), 404, 'NOT_FOUND');
+
+    // A file of the live record is public; one held only by the trashed record is not there for them.
+    expect((await anonymous.get(`/v1/collections/${col.id}/files/${shown}/content`)).body).toBe('hello');
+    expectError(await anonymous.get(`/v1/collections/${col.id}/files/${hidden}/content`), 404, 'NOT_FOUND');
+
+    // A public collection in the trash shows anonymous callers nothing at all.
+    expect((await owner.delete('/v1/collections/posts')).status).toBe(200);
+    for (const url of [
+      `/v1/collections/${col.id}/records`,
+      `/v1/collections/${col.id}/records/${live.id}`,
+      `/v1/collections/${col.id}/records?trashed=true`,
+      `/v1/collections/${col.id}/files/${shown}`,
+      `/v1/collections/${col.id}/files/${shown}/content`,
+    ]) {
+      expectError(await anonymous.get(url), 401, 'UNAUTHENTICATED');
+    }
+  });
 });

@@ -3,10 +3,12 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 import { dialectFor, type Dialect } from './dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
+import { enableSqliteRowStream } from './row-stream.js';
 import { withStatementCache } from './statement-cache.js';
 import type { Db, Executor } from './schema.js';
 
@@ -72,6 +74,7 @@ function openSqlite(file: string): Storage {
   const statements = withStatementCache(connection);
   const db: Db = new Kysely({ dialect: new SqliteDialect({ database: statements }) });
   enableDirectSqlite(db, connection, statements);
+  enableSqliteRowStream(db, statements, false);
   return { db, dialect: dialectFor('sqlite'), openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
 }
 
@@ -84,9 +87,12 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   if (file === ':memory:') throw new Error('a snapshot needs a database file; an in-memory SQLite cannot be opened twice');
   const connection = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
-  const reader: Db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  const statements = withStatementCache(connection);
+  const reader: Db = new Kysely({ dialect: new SqliteDialect({ database: statements }) });
   try {
     const trx = await reader.startTransaction().execute();
+    // The transaction has this connection to itself: its rows can be read one by one directly.
+    enableSqliteRowStream(trx, statements, true);
     // A deferred BEGIN takes its view at the first read, so read now: the view is of this moment.
     await sql`select count(*) from sqlite_master`.execute(trx);
     return { db: trx, close: closeOnce(() => trx.rollback().execute(), () => reader.destroy()) };
@@ -113,7 +119,8 @@ function openPostgres(url: string, options: ConnectOptions): Storage {
   });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
-  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  // The cursor lets a read take its rows a batch at a time (row-stream.ts).
+  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
   enableDirectPostgres(db, pool);
   return { db, dialect: dialectFor('postgres'), openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
 }

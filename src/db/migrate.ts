@@ -8,6 +8,7 @@ import * as webhooks from './migrations/0004-webhooks.js';
 import * as files from './migrations/0005-files.js';
 import * as lighterOutbox from './migrations/0006-lighter-outbox.js';
 import * as eventData from './migrations/0007-event-data.js';
+import * as indexesPerCollection from './migrations/0008-indexes-per-collection.js';
 import * as eventSequence from './migrations/0010-event-sequence.js';
 
 /**
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0005-files': files,
   '0006-lighter-outbox': lighterOutbox,
   '0007-event-data': eventData,
+  '0008-indexes-per-collection': indexesPerCollection,
   '0010-event-sequence': eventSequence,
 };
 

@@ -5,6 +5,13 @@ import { hasPrefix } from '../ids.js';
 import { WORKSPACE_HEADER } from './auth.js';
 
 /**
+ * Public collections show anonymous callers their live records and those records' files, never
+ * the trash: asking for it (`?trashed=true`), or for a record that is in it, needs a credential.
+ */
+export const trashNeedsCredential = (): AppError =>
+  new AppError('UNAUTHENTICATED', 'The trash is not public: sign in or send an API key to read it.');
+
+/**
  * Where a read route reads from. A caller with credentials reads in its workspace. An anonymous
  * caller reaches only a public collection that is not in the trash, named by id (or by name
  * together with the x-baas-workspace header). A private or missing collection gets the same 401,

@@ -10,12 +10,22 @@ import { parseFieldRef, type FieldRef } from '../records/query/field-ref.js';
 /**
  * Record indexes (docs/design.md §6): named, per collection, over 1–4 fields, optionally unique. Each
  * is a real database index on `records`, over the very expressions compile.ts puts in filters and
- * ORDER BY (the terms of each field), so the planner uses it for both:
+ * ORDER BY (the terms of each field), so the planner uses it for both. It is a partial index of
+ * its own collection's rows only (`where collection_id = '<the collection>'`):
  *
  *   (collection_id, <terms of field 1>, …, id)     id last: ties are ordered too, so a sort on the
  *                                                   fields plus our id tiebreak reads in index order
  *   unique (collection_id, <terms of field 1>, …)  uniqueness within the collection, trash included
  *                                                   (a restore can never collide)
+ *
+ * The predicate is what keeps tenants apart: an index without one holds every row of `records`,
+ * so a unique index of one collection refused duplicates within every other collection of every
+ * workspace, and each index was built and kept up to date over everybody's records. A list query
+ * names its collection (`collection_id = ?`), which is how both engines see that the index
+ * applies: PostgreSQL plans with the bound values, SQLite re-plans when they change. The leading
+ * collection_id, constant within the index, is kept for SQLite's planner: it prices the index by
+ * its equality on that column (sqlite_stat1), and without it chose to sort a collection rather
+ * than read it in index order.
  *
  * A unique index refuses two records with equal scalar values; records where a field is missing,
  * null, an array or an object never collide (see jsonSortKeyOf). Writes that would collide fail
@@ -73,6 +83,15 @@ function indexColumns(fields: FieldRef[], unique: boolean, dialect: Dialect): Ex
   return [sql.ref('collection_id'), ...terms, ...(unique ? [] : [sql.ref('id')])];
 }
 
+/** Our own ids only: the id is written into the index's SQL as a literal (DDL takes no parameters). */
+const COLLECTION_ID = /^col_[0-9a-z]{26}$/;
+
+/** `where collection_id = '<id>'`: the rows of the collection, and no other's. */
+function collectionPredicate(collectionId: string) {
+  if (!COLLECTION_ID.test(collectionId)) throw new Error(`not a collection id: ${JSON.stringify(collectionId)}`);
+  return sql`${sql.ref('collection_id')} = ${sql.lit(collectionId)}`;
+}
+
 /**
  * Runs `work` so that it takes effect whole or not at all: in a transaction of its own, or in a
  * savepoint of the caller's. A savepoint also keeps the caller's PostgreSQL transaction usable
@@ -123,7 +142,7 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
       throw error;
     }
     try {
-      await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))})`.execute(trx);
+      await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))}) where ${collectionPredicate(collectionId)}`.execute(trx);
     } catch (error) {
       if (dialect.isUniqueViolation(error)) {
         throw new AppError('CONFLICT', `The index ${name} cannot be unique: some records of the collection share values of ${index.fields.join(', ')}.`, {

@@ -1,14 +1,17 @@
-import { Readable } from 'node:stream';
-import type { Snapshot } from '../../db/connect.js';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Dialect } from '../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
+import { visitRows, type RowBatches } from '../../db/row-stream.js';
 import type { Deps } from '../../deps.js';
-import { invalidRequest } from '../../errors.js';
+import { AppError, invalidRequest } from '../../errors.js';
+import { isDiskError, spoolToFile, type SpooledFile } from '../../storage/spool-file.js';
 import { findCollection } from '../collections/collections.js';
 import { getSchemaVersion } from '../schemas/schema-versions.js';
 import { cellText, csvLine } from './format-csv.js';
 import { parseFieldRef } from './query/field-ref.js';
+import { readAhead } from './read-ahead.js';
 import { compileFilter } from './query/compile.js';
 import { parseFilter, type FilterNode } from './query/filter-parser.js';
 
@@ -24,11 +27,14 @@ export interface ExportOptions {
 
 export interface RecordExport {
   collectionName: string;
-  /** The export as text chunks, one page of records each; read it to the end or destroy it. */
+  /** The export, read from its spooled file; read it to the end or destroy it. */
   body: Readable;
 }
 
-/** Records per query, and so per chunk of the body: memory holds about one page. */
+/**
+ * Records per query at most, and so per chunk of the body; a chunk also ends once it holds
+ * PLAINBASE_PAGE_BYTES of records, so memory holds about one chunk however large the records.
+ */
 const PAGE_ROWS = 1000;
 export const MAX_CSV_FIELDS = 500;
 
@@ -39,6 +45,10 @@ interface ExportScope {
   dialect: Dialect;
   collection: CollectionsTable;
   filter: FilterNode | undefined;
+  /** PLAINBASE_PAGE_BYTES: the records of one chunk, in stored JSON text. */
+  chunkBytes: number;
+  /** How the rows of a chunk are read (read-ahead.ts). */
+  batches: RowBatches;
 }
 
 /** A CSV column after id, createdAt and updatedAt: a path into the record's data. */
@@ -50,9 +60,14 @@ interface DataColumn {
 /**
  * Streams a collection's records (not those in the trash) as NDJSON or CSV, oldest first. Every
  * page is read inside one snapshot (Deps.openSnapshot), so the export is exactly the records
- * that existed when it started, however long it takes and whatever is written meanwhile; and
- * only one page at a time is in memory. Everything that can be refused (filter, fields, the
+ * that existed when it started, whatever is written meanwhile; and only about one chunk of
+ * records is in memory at a time. Everything that can be refused (filter, fields, the
  * collection) is checked before the first byte, so a refusal is a proper error response.
+ *
+ * The snapshot is a transaction (on PostgreSQL it holds a pooled connection; on SQLite it keeps
+ * the write-ahead log from being folded back), and no transaction may wait on the network: the
+ * export is written to a file in the data folder under the snapshot, the snapshot closes, and the
+ * file is then sent at the client's pace and removed once sent or abandoned.
  */
 export async function exportRecords(deps: Deps, workspaceId: string, idOrName: string, options: ExportOptions): Promise<RecordExport> {
   const filter = options.filter === undefined ? undefined : parseFilter(options.filter);
@@ -62,38 +77,42 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
   const requested = options.fields === undefined ? undefined : parseFields(options.fields);
 
   const snapshot = await deps.openSnapshot();
+  let spooled: SpooledFile;
+  let collectionName: string;
   try {
     const collection = await findCollection(snapshot.db, workspaceId, idOrName);
-    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter };
+    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS) };
     const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
-    // The first chunk is read before answering, so a query that fails (a filter meeting data
-    // SQLite cannot read, errors.ts unreadableRecords) is an error answer, not a cut stream.
-    const first = await chunks.next();
-    // highWaterMark 1: one page waits in the stream at most; the next is read when it is taken.
-    const body = Readable.from(closingWhenDone(first.done ? [] : prepended(first.value, chunks), snapshot), { highWaterMark: 1 });
-    // A stream destroyed before its first read never runs the generator's finally.
-    body.once('close', () => void snapshot.close());
-    return { collectionName: collection.name, body };
-  } catch (error) {
-    await snapshot.close();
-    throw error;
-  }
-}
-
-async function* prepended(first: string, rest: AsyncIterable<string>): AsyncGenerator<string> {
-  yield first;
-  yield* rest;
-}
-
-async function* closingWhenDone(chunks: AsyncIterable<string> | Iterable<string>, snapshot: Snapshot): AsyncGenerator<string> {
-  try {
-    yield* chunks;
+    spooled = await spoolExport(chunks, deps.config.dataDir);
+    collectionName = collection.name;
   } finally {
     await snapshot.close();
   }
+  const body = spooled.read();
+  // Removed once the stream ends: sent whole, or destroyed with the client's connection.
+  body.once('close', () => void spooled.remove());
+  return { collectionName, body };
 }
 
-/** The live records of the scope in id order (creation order), a page at a time, by keyset. */
+async function spoolExport(chunks: AsyncIterable<string>, dataDir: string): Promise<SpooledFile> {
+  try {
+    return await spoolToFile(asBytes(chunks), path.join(dataDir, 'exports'));
+  } catch (error) {
+    if (!isDiskError(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new AppError('UNAVAILABLE', `The server cannot hold the export on its disk (${code} in PLAINBASE_DATA_DIR); try again later.`);
+  }
+}
+
+async function* asBytes(chunks: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) yield Buffer.from(chunk);
+}
+
+/**
+ * The live records of the scope in id order (creation order), a chunk at a time, by keyset: up
+ * to PAGE_ROWS records, fewer when the next would take the chunk past scope.chunkBytes (at least
+ * one). Rows are read one by one (visitRows), so no more than the chunk is ever held.
+ */
 async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
   let after: string | null = null;
   for (;;) {
@@ -105,9 +124,21 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
       .where('trashed_at', 'is', null);
     if (scope.filter) query = query.where(compileFilter(scope.filter, scope.dialect));
     if (after !== null) query = query.where('id', '>', after);
-    const rows: ExportRow[] = await query.orderBy('id').limit(rowLimit(PAGE_ROWS)).execute();
+    const rows: ExportRow[] = [];
+    let bytes = 0;
+    let more = false;
+    await visitRows<ExportRow>(scope.executor, query.orderBy('id').limit(rowLimit(PAGE_ROWS)).compile(), scope.batches, (row) => {
+      const size = typeof row.data === 'string' ? Buffer.byteLength(row.data) : Buffer.byteLength(scope.dialect.jsonText(row.data));
+      if (rows.length > 0 && bytes + size > scope.chunkBytes) {
+        more = true;
+        return false;
+      }
+      rows.push(row);
+      bytes += size;
+      return true;
+    });
     if (rows.length > 0) yield rows;
-    if (rows.length < PAGE_ROWS) return;
+    if (!more && rows.length < PAGE_ROWS) return;
     after = rows[rows.length - 1]!.id;
   }
 }

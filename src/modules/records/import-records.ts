@@ -1,4 +1,6 @@
 import { jsonRefusal } from '../../accepted-json.js';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { writeJson } from '../../db/dialect.js';
@@ -6,6 +8,7 @@ import { insertValues } from '../../db/insert-rows.js';
 import type { CollectionsTable, Executor } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { isDiskError, spoolToFile, type SpooledFile } from '../../storage/spool-file.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { announceEvents, EventBatch } from '../events/outbox.js';
@@ -58,15 +61,31 @@ export const MAX_REPORTED_REJECTIONS = 1000;
  * rolls back every row already written. Rows are written BATCH_ROWS at a time, so memory stays
  * flat whatever the size of the body.
  *
- * On SQLite the transaction holds the one database connection until the body has been read, so
- * other requests wait for the import (docs/import-export.md).
+ * The body is first spooled to a file in the data folder, and the transaction opens only once it
+ * has arrived whole: a transaction never waits on the network, so a client sending its body
+ * slowly holds nobody up (on SQLite the transaction holds the one connection every request
+ * uses). The file is removed when the import ends, whichever way (docs/import-export.md).
  */
 export async function importRecords(deps: Deps, context: CollectionContext, idOrName: string, input: ImportInput): Promise<ImportReport> {
+  // A wrong collection is answered before a byte of the body is read.
+  await findCollection(deps.db, context.workspaceId, idOrName);
+  const spooled = await spoolBody(input.body, deps.config);
+  const body = spooled.read();
+  try {
+    return await importSpooled(deps, context, idOrName, input, body);
+  } finally {
+    // Closed even when the import stopped before reading it all (a refused row, a broken body).
+    body.destroy();
+    await spooled.remove();
+  }
+}
+
+async function importSpooled(deps: Deps, context: CollectionContext, idOrName: string, input: ImportInput, body: Readable): Promise<ImportReport> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const check = await recordChecker(trx, collection);
-    const rows = await parseBody(trx, collection, input, deps.config);
+    const rows = await parseBody(trx, collection, input.format, body, deps.config);
     const unit = input.format === 'json' ? 'Item' : 'Line';
     const report: ImportReport = { imported: 0, rejected: [], rejectedCount: 0 };
     const batch = recordBatch(trx, collection, now);
@@ -107,11 +126,10 @@ export async function importRecords(deps: Deps, context: CollectionContext, idOr
   });
 }
 
-async function parseBody(executor: Executor, collection: CollectionsTable, input: ImportInput, config: Config): Promise<AsyncIterable<ImportRow>> {
-  const chunks = limitBytes(input.body, config.importLimitBytes);
+async function parseBody(executor: Executor, collection: CollectionsTable, format: ImportFormat, chunks: AsyncIterable<Buffer>, config: Config): Promise<AsyncIterable<ImportRow>> {
   // One record is held to the limit of a single JSON request body, however it arrives.
   const maxRecordBytes = config.bodyLimitBytes;
-  switch (input.format) {
+  switch (format) {
     case 'ndjson':
       return parseNdjson(chunks, { maxLineBytes: maxRecordBytes });
     case 'json':
@@ -124,13 +142,27 @@ async function parseBody(executor: Executor, collection: CollectionsTable, input
   }
 }
 
+/**
+ * The body, whole, in a file under the data folder (bounded by PLAINBASE_IMPORT_LIMIT as it
+ * arrives). A disk that cannot take it is the server's trouble, not the caller's: 503.
+ */
+async function spoolBody(body: ImportInput['body'], config: Config): Promise<SpooledFile> {
+  try {
+    return await spoolToFile(limitBytes(body, config.importLimitBytes), path.join(config.dataDir, 'imports'));
+  } catch (error) {
+    if (!isDiskError(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new AppError('UNAVAILABLE', `The server cannot hold the import on its disk (${code} in PLAINBASE_DATA_DIR); nothing was imported.`);
+  }
+}
+
 /** The answer to an import body over PLAINBASE_IMPORT_LIMIT, declared or counted. */
 export const importTooLarge = (limit: number): AppError =>
   new AppError('PAYLOAD_TOO_LARGE', `The import is larger than ${limit} bytes (PLAINBASE_IMPORT_LIMIT); nothing was imported.`, { limitBytes: limit });
 
 /**
  * Counts the body's bytes as they arrive: the HTTP layer cannot, since the body is streamed to
- * the parser instead of buffered. Past the limit the import fails, and its transaction with it.
+ * the spool file instead of buffered. Past the limit the import fails before it begins.
  */
 async function* limitBytes(chunks: ImportInput['body'], limit: number): AsyncGenerator<Buffer> {
   let total = 0;

@@ -1,3 +1,5 @@
+import type { CompiledQuery } from 'kysely';
+import { visitRows } from '../../db/row-stream.js';
 import type { RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { rowLimit } from '../../db/row-limit.js';
@@ -7,8 +9,9 @@ import { findCollection } from '../collections/collections.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
-import { countRecords, decodeCursor, encodeCursor, listRecordRows, reusableListQuery, runReusableListQuery, type CursorColumn, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
+import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
+import { readAhead } from './read-ahead.js';
 import { toRecordRead, type RecordData, type RecordRead } from './records.js';
 
 export interface ListQuery {
@@ -67,27 +70,36 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
     filter: query.filter ? parseFilter(query.filter) : undefined,
   });
   let sort: readonly SortKey[];
-  let rows: ListedRow[];
+  let compiled: CompiledQuery;
   const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
   const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields }));
   const explained = <T>(work: Promise<T>) => explainingUnreadable(deps, workspaceId, collection.id, work);
   if (reusable) {
     sort = reusable.sort;
-    rows = await explained(runReusableListQuery<ListedRow>(deps.db, reusable, workspaceId, collection.id));
+    compiled = compiledReusableListQuery(reusable, workspaceId, collection.id);
   } else {
     sort = parseSort(query.sort);
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
-    rows = await explained(listRecordRows({ ...parsedScope(), sort, limit: query.limit, after, fields }));
+    compiled = buildListRecordsQuery({ ...parsedScope(), sort, limit: query.limit, after, fields }).compile();
   }
-  const pageRows = rows.length > query.limit ? rows.slice(0, query.limit) : rows;
-  const data = pageRows.map((row) => {
+  const { rows, data, more } = await explained(readPage(deps, compiled, query.limit, (row) => {
     const read = toRecordRead(deps.dialect, row, collection.id);
     if (pick) read.dataJson = JSON.stringify(pick(deps.dialect.readJson(row.data) as RecordData));
     return read;
-  });
+  }));
   await withAttachedFiles(deps.db, workspaceId, data, collection.id);
-  const last = pageRows[pageRows.length - 1];
-  const page: RecordPage = { data, nextCursor: rows.length > query.limit && last ? encodeCursor(last, sort) : null };
+  // Attached files lengthen their records' answers: drop from the end what no longer fits.
+  let cut = false;
+  if (data.some((read) => read.files.length > 0)) {
+    let bytes = data.reduce((total, read) => total + answerBytes(read), PAGE_FRAME_BYTES);
+    while (data.length > 1 && bytes > deps.config.pageBytes) {
+      bytes -= answerBytes(data.pop()!);
+      rows.pop();
+      cut = true;
+    }
+  }
+  const last = rows[rows.length - 1];
+  const page: RecordPage = { data, nextCursor: (more || cut) && last ? encodeCursor(last, sort) : null };
   if (query.count) page.total = await explained(countRecords(parsedScope()));
   return page;
 }
@@ -112,6 +124,61 @@ async function explainingUnreadable<T>(deps: Deps, workspaceId: string, collecti
       .execute();
     throw unreadableRecords(rows.map((row) => row.id));
   }
+}
+
+/**
+ * Room for a record in a page's JSON besides its data and files: its id, collection id, times,
+ * schema version and the punctuation (record-json.ts writes at most about 230 bytes of these).
+ */
+const RECORD_FRAME_BYTES = 256;
+/** `{"data":[],"nextCursor":"…","total":…}`, with room for a long cursor. */
+const PAGE_FRAME_BYTES = 1024;
+/** `"fil_…",` for each attached file. */
+const FILE_ID_BYTES = 33;
+
+/** An upper bound on a record's bytes in a page's answer. */
+const answerBytes = (read: RecordRead): number => Buffer.byteLength(read.dataJson) + RECORD_FRAME_BYTES + read.files.length * FILE_ID_BYTES;
+
+/**
+ * The rows of a page, read a batch at a time (visitRows) until the page is full: `limit` records,
+ * or the next record would take the answer past PLAINBASE_PAGE_BYTES (a page always holds one).
+ * `more` says a row beyond the page exists. However large the records, the server holds at most
+ * READ_AHEAD_PAGES budgets of rows it has read and the page it answers, not the `limit + 1` rows
+ * the query allows.
+ *
+ * Bytes are counted exactly (UTF-8) only once the page could be near its budget: until then
+ * three bytes per UTF-16 unit bound it, and the common small page never counts a byte.
+ */
+async function readPage(deps: Deps, compiled: CompiledQuery, limit: number, toRead: (row: ListedRow) => RecordRead): Promise<{ rows: ListedRow[]; data: RecordRead[]; more: boolean }> {
+  const budget = deps.config.pageBytes;
+  const rows: ListedRow[] = [];
+  const data: RecordRead[] = [];
+  let bound = PAGE_FRAME_BYTES;
+  let exact: number | null = null;
+  let more = false;
+  const fits = (read: RecordRead): boolean => {
+    const rough = read.dataJson.length * 3 + RECORD_FRAME_BYTES;
+    if (exact === null && bound + rough <= budget) {
+      bound += rough;
+      return true;
+    }
+    exact ??= data.reduce((total, kept) => total + answerBytes(kept), PAGE_FRAME_BYTES);
+    const size = answerBytes(read);
+    if (data.length > 0 && exact + size > budget) return false;
+    exact += size;
+    return true;
+  };
+  await visitRows<ListedRow>(deps.db, compiled, readAhead(deps, limit + 1), (row) => {
+    const read = data.length < limit ? toRead(row) : null;
+    if (!read || !fits(read)) {
+      more = true;
+      return false;
+    }
+    rows.push(row);
+    data.push(read);
+    return true;
+  });
+  return { rows, data, more };
 }
 
 const NO_COLUMNS = { id: '', created_at: '', updated_at: '' };

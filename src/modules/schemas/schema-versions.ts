@@ -89,6 +89,8 @@ export async function activateSchemaVersion(deps: Deps, context: CollectionConte
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const target = await findVersion(trx, collection.id, version);
     if (target.state === 'active') return toView(target);
+    // Refused before anything changes when the version cannot check records (validatorFor).
+    validatorFor(target.id, JSON.parse(target.schema) as Record<string, unknown>);
     const events: NewEvent[] = [];
     if (collection.active_schema_version !== null) {
       const previous = await findVersion(trx, collection.id, collection.active_schema_version);

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { getRecord } from '../../../modules/records/records.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
-import { readScope } from '../../public-read.js';
+import { readScope, trashNeedsCredential } from '../../public-read.js';
 import { recordJson, sendJson } from './record-json.js';
 import { RecordBody, RecordParams } from './record-schemas.js';
 
@@ -17,8 +17,13 @@ export const registerGetRecord: RegisterRoute = (app, deps) =>
       response: { 200: RecordBody },
     },
     handler: async (request, reply) => {
+      const anonymous = request.auth.workspaceId === null;
+      if (anonymous && request.query.trashed) throw trashNeedsCredential();
       const scope = await readScope(deps, request, request.params.col);
-      const { record, etag } = await getRecord(deps, scope.workspaceId, scope.collection, request.params.rec, { includeTrashed: request.query.trashed });
+      // Read from the trash too for an anonymous caller, so that a trashed record is refused as
+      // the trash is (401), not as a missing one that a credential would find.
+      const { record, etag } = await getRecord(deps, scope.workspaceId, scope.collection, request.params.rec, { includeTrashed: anonymous || request.query.trashed });
+      if (anonymous && record.trashedAt !== null) throw trashNeedsCredential();
       // Serialised here (record-json.ts): the schema above documents the answer.
       return sendJson(reply.header('etag', etag), recordJson(record));
     },

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listRecords } from '../../../modules/records/list-records.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
-import { readScope } from '../../public-read.js';
+import { readScope, trashNeedsCredential } from '../../public-read.js';
 import { listOf, Paging } from '../../schemas.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
 import { recordPageJson, sendJson } from './record-json.js';
@@ -29,6 +29,7 @@ export const registerListRecords: RegisterRoute = (app, deps) =>
       response: { 200: Type.Object({ ...listOf(RecordBody).properties, total: Type.Optional(Type.Integer()) }) },
     },
     handler: async (request, reply) => {
+      if (request.auth.workspaceId === null && request.query.trashed) throw trashNeedsCredential();
       const scope = await readScope(deps, request, request.params.col);
       const { limit = 50, ...query } = request.query;
       // Serialised here (record-json.ts): the schema above documents the answer.

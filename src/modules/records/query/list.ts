@@ -106,12 +106,12 @@ export function reusableListQuery(options: Omit<ListRecordsOptions, 'after'>): R
   return fits ? { sql, parameters, sort: options.sort } : null;
 }
 
-/** Runs a reusable first-page query for this workspace and collection. */
-export async function runReusableListQuery<Row>(executor: Executor, query: ReusableListQuery, workspaceId: string, collectionId: string): Promise<Row[]> {
+/** A reusable first-page query, for this workspace and collection, ready to run. */
+export function compiledReusableListQuery(query: ReusableListQuery, workspaceId: string, collectionId: string): CompiledQuery {
   const parameters = [...query.parameters];
   parameters[0] = workspaceId;
   parameters[1] = collectionId;
-  return (await executor.executeQuery<Row>(CompiledQuery.raw(query.sql, parameters))).rows;
+  return CompiledQuery.raw(query.sql, parameters);
 }
 
 /** Up to limit + 1 rows in sort order: a row beyond `limit` means there is a next page. */

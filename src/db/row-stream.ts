@@ -1,0 +1,62 @@
+import type { CompiledQuery, Kysely, SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import { engineOf } from './dialect.js';
+import type { Executor } from './schema.js';
+
+/**
+ * Reads a query's rows a batch at a time and stops as soon as the caller has enough: for answers
+ * bounded in bytes (a page of records, a chunk of an export), where reading every row the LIMIT
+ * allows first could hold gigabytes of records in memory before the first was looked at.
+ *
+ * `batchRows` is how many rows may be held at once (the caller sizes it from the largest a row
+ * can be); `maxRows` is the query's own LIMIT.
+ * - SQLite: all of them in one call when `maxRows` fits in a batch (the fastest way to read a
+ *   small page); otherwise one row at a time, through the statement's iterator, run
+ *   synchronously; stopping resets the statement, so no row after the last one wanted is read.
+ *   The connection is held through Kysely's mutex like any query's.
+ * - PostgreSQL: likewise in one query when `maxRows` fits in a batch; otherwise a cursor
+ *   (pg-cursor, through Kysely's `stream`), `batchRows` per round trip; stopping closes it.
+ * - Elsewhere (a Kysely instance this module was not told about, such as a test's with plugins,
+ *   or a single batch on PostgreSQL): the rows are read whole, as any query reads them.
+ */
+
+export interface RowBatches {
+  batchRows: number;
+  maxRows: number;
+}
+
+/** Return false to stop reading. */
+export type RowVisitor<Row> = (row: Row) => boolean;
+
+interface SqliteRows {
+  statements: KyselySqliteDatabase;
+  /** The executor has its connection to itself (a snapshot's transaction): no mutex to take. */
+  exclusive: boolean;
+}
+
+const sqliteExecutors = new WeakMap<object, SqliteRows>();
+
+/** Called by connect.ts for the main SQLite connection and for each snapshot's transaction. */
+export function enableSqliteRowStream(executor: Executor, statements: KyselySqliteDatabase, exclusive: boolean): void {
+  sqliteExecutors.set(executor, { statements, exclusive });
+}
+
+export async function visitRows<Row>(executor: Executor, query: CompiledQuery, batches: RowBatches, visit: RowVisitor<Row>): Promise<void> {
+  const batchRows = Math.max(1, Math.floor(batches.batchRows));
+  const sqlite = sqliteExecutors.get(executor);
+  if (sqlite) {
+    const read = () => {
+      const statement = sqlite.statements.prepare(query.sql);
+      const rows = batches.maxRows <= batchRows ? statement.all(query.parameters) : statement.iterate(query.parameters);
+      for (const row of rows) if (!visit(row as Row)) return;
+    };
+    if (sqlite.exclusive) return read();
+    return (executor as Kysely<any>).connection().execute(async () => read());
+  }
+  if (engineOf(executor) === 'postgres' && batches.maxRows > batchRows) {
+    for await (const { rows } of executor.getExecutor().stream<Row>(query, batchRows)) {
+      for (const row of rows) if (!visit(row)) return;
+    }
+    return;
+  }
+  for (const row of (await executor.executeQuery<Row>(query)).rows) if (!visit(row)) return;
+}
