@@ -1,5 +1,4 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import pg from 'pg';
 import type { Deps } from '../deps.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
 import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from './deliveries-store.js';
@@ -99,12 +98,16 @@ export class DeliveryWorker {
   private listenToOtherProcesses(): () => void {
     const { database } = this.deps.config;
     if (database.engine !== 'postgres') return () => undefined;
-    const client = new pg.Client({ connectionString: database.url });
-    client.on('notification', () => this.wake(true));
-    // A lost listener only costs latency (the idle poll still runs), never deliveries.
-    client.on('error', () => undefined);
-    client.connect().then(() => client.query('listen plainbase_events')).catch(() => undefined);
-    return () => void client.end().catch(() => undefined);
+    // Imported here, not at the top, so that a SQLite process never loads the PostgreSQL driver.
+    const listening = import('pg').then(({ default: pg }) => {
+      const client = new pg.Client({ connectionString: database.url });
+      client.on('notification', () => this.wake(true));
+      // A lost listener only costs latency (the idle poll still runs), never deliveries.
+      client.on('error', () => undefined);
+      client.connect().then(() => client.query('listen plainbase_events')).catch(() => undefined);
+      return client;
+    });
+    return () => void listening.then((client) => client.end()).catch(() => undefined);
   }
 
   /** Wake from another process's NOTIFY, or from anything else that knows work arrived. */
