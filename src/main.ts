@@ -4,6 +4,7 @@ import { redactDatabaseUrl, type Config } from './config.js';
 import { connectStorage, type Storage } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { Deps } from './deps.js';
+import { trimMemoryWhenIdle } from './idle-memory.js';
 import { closeSender } from './delivery/guard-options.js';
 import { prepareFirstOwner } from './modules/people/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
@@ -107,6 +108,7 @@ export async function serve(config: Config): Promise<void> {
     log.info('PLAINBASE_API is off: not serving HTTP');
   }
   worker?.start();
+  trimMemoryWhenIdle();
   log.info({ worker: worker !== null, engine: config.database.engine, database, publicUrl: config.publicUrl, env: config.env }, 'Plainbase is running');
   if (setupToken) {
     // Printed for the person at the terminal, not logged: the link is a credential, and log lines
