@@ -22,14 +22,14 @@ export function senderFor(deps: Deps): { send(outgoing: Outgoing): Promise<Attem
 function loadedSender(deps: Deps): Promise<WebhookSender> {
   let sender = senders.get(deps);
   if (!sender) {
-    sender = import('./send.js').then(({ WebhookSender }) => {
+    const made = import('./send.js').then(({ WebhookSender }) => {
       const ca = deps.config.webhookCaFile ? [...rootCertificates, readFileSync(deps.config.webhookCaFile, 'utf8')] : undefined;
       return new WebhookSender(guardOptions(deps), { ca });
     });
     // A sender that could not be made is not kept: the next send tries again.
-    const made = sender;
     made.catch(() => senders.get(deps) === made && senders.delete(deps));
     senders.set(deps, made);
+    sender = made;
   }
   return sender;
 }
