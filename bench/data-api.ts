@@ -23,11 +23,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
+import { benchPostgresUrl, createDatabase, postgresVersion } from './support/databases.js';
 import { callJson, expectStatus, inParallel, streamUpload } from './support/http.js';
 import { measure, type LoadResult } from './support/load.js';
 import { loadAverage, MemorySampler, readCpuSeconds, waitUntilIdle, type MemoryReport } from './support/memory.js';
-import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
+import { OWNER_ENV, signInOwner } from './support/owner.js';
+import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, startServer, type Server } from './support/processes.js';
 import { createBody, LIST_STATUS, ndjsonChunks } from './support/records.js';
 import { fixed, formatTable, thousands } from './support/table.js';
 import { wholeNumber } from './support/settings.js';
@@ -51,7 +52,7 @@ function readSettings() {
     getIds: wholeNumber('BENCH_GET_IDS', 2000, 1),
     connections,
     engines: engines as Engine[],
-    pgUrl: (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
+    pgUrl: benchPostgresUrl(),
     cpuProfileDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null,
   };
 }
@@ -211,8 +212,6 @@ async function prepareBaseline(settings: Settings): Promise<Prepared & { seedSec
 // ---------------------------------------------------------------------------------------------
 // Plainbase
 
-const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
-
 /** The API routes this build serves, as "METHOD /path/{param}", from its OpenAPI document. */
 async function routesOf(server: Server): Promise<Set<string>> {
   const reply = await callJson<{ paths?: Record<string, Record<string, unknown>> }>(server.baseUrl, 'GET', '/v1/openapi.json', {});
@@ -250,27 +249,6 @@ async function credentialFor(server: Server, routes: Set<string>, session: Recor
   return bearer;
 }
 
-async function createDatabase(settings: Settings): Promise<string> {
-  const name = `plainbase_bench_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  onCleanup(`database ${name}`, async () => {
-    const client = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-    await client.connect();
-    try {
-      await client.query(`drop database if exists "${name}" with (force)`);
-    } finally {
-      await client.end();
-    }
-  });
-  return `${settings.pgUrl}/${name}`;
-}
-
 async function preparePlainbase(engine: Engine, settings: Settings): Promise<Prepared & { importRun: ImportRun }> {
   const label = engine === 'sqlite' ? 'Plainbase on SQLite' : 'Plainbase on PostgreSQL';
   const dir = makeTempDir(`plainbase-bench-${engine}-`);
@@ -282,12 +260,11 @@ async function preparePlainbase(engine: Engine, settings: Settings): Promise<Pre
     PLAINBASE_LOG_LEVEL: 'warn',
     PLAINBASE_RATE_LIMIT_PER_KEY: '0',
     PLAINBASE_RATE_LIMIT_PER_IP: '0',
-    PLAINBASE_OWNER_EMAIL: OWNER.email,
-    PLAINBASE_OWNER_PASSWORD: OWNER.password,
+    ...OWNER_ENV,
     // Empty means "not set" to Plainbase: SQLite in the data dir, whatever the caller's env says.
     PLAINBASE_DATABASE_URL: '',
   };
-  if (engine === 'postgres') env.PLAINBASE_DATABASE_URL = await createDatabase(settings);
+  if (engine === 'postgres') env.PLAINBASE_DATABASE_URL = await createDatabase(settings.pgUrl, 'data');
   // One profile per thread (the main thread's is the large one; tsx's loader runs in another).
   const profile = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(settings.cpuProfileDir, engine)}`] : [];
 
@@ -305,11 +282,7 @@ async function preparePlainbase(engine: Engine, settings: Settings): Promise<Pre
 
 async function setUpPlainbase(server: Server, sampler: MemorySampler, label: string, settings: Settings) {
   const notes: string[] = [];
-  const signIn = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/auth/sign-in', {}, OWNER), 200, 'signing in');
-  const cookie = signIn.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='));
-  const workspaceId = (signIn.body as { workspaces: { id: string }[] }).workspaces[0]?.id;
-  if (!cookie || !workspaceId) throw new Error(`sign-in gave no session cookie or workspace: ${JSON.stringify(signIn.body)}`);
-  const session = { cookie, 'x-baas-workspace': workspaceId };
+  const session = await signInOwner(server.baseUrl);
 
   const routes = await routesOf(server);
   expectStatus(await callJson(server.baseUrl, 'POST', '/v1/collections', session, { name: 'bench' }), 201, 'creating the collection');
@@ -422,19 +395,6 @@ function machine(): string[] {
   ];
 }
 
-async function postgresVersion(settings: Settings): Promise<string | Error> {
-  const client = new pg.Client({ connectionString: `${settings.pgUrl}/postgres`, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    const { rows } = await client.query<{ server_version: string }>('show server_version');
-    return rows[0]!.server_version;
-  } catch (error) {
-    return error as Error;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 interface Check {
   what: string;
   pass: boolean;
@@ -519,7 +479,7 @@ async function main(): Promise<void> {
   ];
   let engines = settings.engines;
   if (engines.includes('postgres')) {
-    const version = await postgresVersion(settings);
+    const version = await postgresVersion(settings.pgUrl);
     if (version instanceof Error) {
       header.push(`PostgreSQL: skipped, cannot connect to ${settings.pgUrl}: ${version.message}`);
       engines = engines.filter((engine) => engine !== 'postgres');

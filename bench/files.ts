@@ -35,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { callJson, expectStatus } from './support/http.js';
+import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { loadAverage, readCpuSeconds, readMemory } from './support/memory.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
 import { fixed, formatTable } from './support/table.js';
@@ -43,7 +44,6 @@ import { wholeNumber } from './support/settings.js';
 
 const MiB = 1024 * 1024;
 const TARGET = { ratio: 0.5, memoryGrowthMb: 50 };
-const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
 
 const settings = { fileMb: wholeNumber('BENCH_FILE_MB', 200, 1), runs: wholeNumber('BENCH_RUNS', 5, 1) };
 const log = (line: string) => process.stdout.write(`· ${line}\n`);
@@ -160,8 +160,7 @@ async function startPlainbase(): Promise<{ server: Server; headers: Record<strin
       PLAINBASE_LOG_LEVEL: 'warn',
       PLAINBASE_RATE_LIMIT_PER_KEY: '0',
       PLAINBASE_RATE_LIMIT_PER_IP: '0',
-      PLAINBASE_OWNER_EMAIL: OWNER.email,
-      PLAINBASE_OWNER_PASSWORD: OWNER.password,
+      ...OWNER_ENV,
       // Empty means "not set": SQLite and files in the data dir, whatever the caller's env says.
       PLAINBASE_DATABASE_URL: '',
       PLAINBASE_S3_BUCKET: '',
@@ -169,11 +168,7 @@ async function startPlainbase(): Promise<{ server: Server; headers: Record<strin
     port,
     readyPath: '/readyz',
   });
-  const signIn = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/auth/sign-in', {}, OWNER), 200, 'signing in');
-  const cookie = signIn.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='));
-  const workspaceId = (signIn.body as { workspaces: { id: string }[] }).workspaces[0]?.id;
-  if (!cookie || !workspaceId) throw new Error(`sign-in gave no session cookie or workspace: ${JSON.stringify(signIn.body)}`);
-  const session = { cookie, 'x-baas-workspace': workspaceId };
+  const session = await signInOwner(server.baseUrl);
   expectStatus(await callJson(server.baseUrl, 'POST', '/v1/collections', session, { name: 'bench' }), 201, 'creating the collection');
   const key = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['files:read', 'files:write'] }), 201, 'creating the key');
   return { server, headers: { authorization: `Bearer ${(key.body as { secret: string }).secret}` } };

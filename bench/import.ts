@@ -15,39 +15,26 @@
  * BENCH_CPU_PROF (a directory: the servers run with --cpu-prof and write their profiles there).
  */
 import path from 'node:path';
-import pg from 'pg';
+import { benchPostgresUrl, createDatabase } from './support/databases.js';
 import { callJson, expectStatus, streamUpload } from './support/http.js';
 import { loadAverage, MemorySampler, readCpuSeconds, waitUntilIdle } from './support/memory.js';
-import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, onCleanup, startServer } from './support/processes.js';
+import { OWNER_ENV, signInOwner } from './support/owner.js';
+import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, startServer } from './support/processes.js';
 import { ndjsonChunks } from './support/records.js';
 import { fixed, thousands } from './support/table.js';
 import { wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 const TARGET_PER_SECOND = 50_000;
-const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
 
 const settings = {
   records: wholeNumber('BENCH_RECORDS', 1_000_000, 100),
   rounds: wholeNumber('BENCH_ROUNDS', 1, 1),
   engines: (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean) as Engine[],
-  pgUrl: (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
+  pgUrl: benchPostgresUrl(),
   cpuProfileDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null,
 };
 for (const engine of settings.engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
-
-async function createDatabase(): Promise<string> {
-  const name = `plainbase_bench_import_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-  await admin.connect();
-  await admin.query(`create database "${name}"`).finally(() => admin.end());
-  onCleanup(`database ${name}`, async () => {
-    const client = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-    await client.connect();
-    await client.query(`drop database if exists "${name}" with (force)`).finally(() => client.end());
-  });
-  return `${settings.pgUrl}/${name}`;
-}
 
 async function benchEngine(engine: Engine): Promise<void> {
   const port = await freePort();
@@ -58,17 +45,14 @@ async function benchEngine(engine: Engine): Promise<void> {
     PLAINBASE_LOG_LEVEL: 'warn',
     PLAINBASE_RATE_LIMIT_PER_KEY: '0',
     PLAINBASE_RATE_LIMIT_PER_IP: '0',
-    PLAINBASE_OWNER_EMAIL: OWNER.email,
-    PLAINBASE_OWNER_PASSWORD: OWNER.password,
-    PLAINBASE_DATABASE_URL: engine === 'postgres' ? await createDatabase() : '',
+    ...OWNER_ENV,
+    PLAINBASE_DATABASE_URL: engine === 'postgres' ? await createDatabase(settings.pgUrl, 'import') : '',
   };
   const profile = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(settings.cpuProfileDir, engine)}`] : [];
   const server = await startServer({ name: `Plainbase (${engine})`, args: [...profile, 'bin/plainbase.js', 'serve'], env, port, readyPath: '/readyz' });
   const sampler = new MemorySampler(server.pid).start();
   try {
-    const signIn = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/auth/sign-in', {}, OWNER), 200, 'signing in');
-    const cookie = signIn.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='))!;
-    const session = { cookie, 'x-baas-workspace': (signIn.body as { workspaces: { id: string }[] }).workspaces[0]!.id };
+    const session = await signInOwner(server.baseUrl);
     expectStatus(await callJson(server.baseUrl, 'POST', '/v1/collections', session, { name: 'bench' }), 201, 'creating the collection');
     expectStatus(await callJson(server.baseUrl, 'POST', '/v1/collections/bench/indexes', session, { name: 'status', fields: ['data.status'] }), 201, 'creating the index');
     const key = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['records:create'] }), 201, 'creating a key');

@@ -20,14 +20,14 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import autocannon, { type Options, type Result } from 'autocannon';
-import pg from 'pg';
+import { benchPostgresUrl, createDatabase, postgresVersion } from './support/databases.js';
 import { callJson, expectStatus } from './support/http.js';
-import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, onCleanup, startServer } from './support/processes.js';
+import { OWNER_ENV, signInOwner } from './support/owner.js';
+import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, startServer } from './support/processes.js';
 import { fixed, formatTable, thousands } from './support/table.js';
 import { wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
-const OWNER = { email: 'bench@example.com', password: 'bench password 123' };
 const TARGET = { ratio: 0.85, p99Ms: 5 };
 
 function readSettings() {
@@ -38,7 +38,7 @@ function readSettings() {
     warmupSeconds: wholeNumber('BENCH_WARMUP_SECONDS', 2, 0),
     connections: wholeNumber('BENCH_CONNECTIONS', 50, 1),
     engines: engines as Engine[],
-    pgUrl: (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
+    pgUrl: benchPostgresUrl(),
   };
 }
 type Settings = ReturnType<typeof readSettings>;
@@ -123,27 +123,6 @@ async function measure(name: string, url: string, pid: number, path: string, hea
   return load;
 }
 
-async function createDatabase(settings: Settings): Promise<string> {
-  const name = `plainbase_bench_keys_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: `${settings.pgUrl}/postgres`, connectionTimeoutMillis: 3000 });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  onCleanup(`database ${name}`, async () => {
-    const client = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-    await client.connect();
-    try {
-      await client.query(`drop database if exists "${name}" with (force)`);
-    } finally {
-      await client.end();
-    }
-  });
-  return `${settings.pgUrl}/${name}`;
-}
-
 interface EngineRun {
   engine: Engine;
   healthz: Load;
@@ -164,18 +143,13 @@ async function benchEngine(engine: Engine, settings: Settings): Promise<EngineRu
     PLAINBASE_RATE_LIMIT_PER_IP: '0',
     // The garbage-token load is a stream of refused authentications from one address.
     PLAINBASE_AUTH_FAILURES_PER_IP: '0',
-    PLAINBASE_OWNER_EMAIL: OWNER.email,
-    PLAINBASE_OWNER_PASSWORD: OWNER.password,
-    PLAINBASE_DATABASE_URL: engine === 'postgres' ? await createDatabase(settings) : '',
+    ...OWNER_ENV,
+    PLAINBASE_DATABASE_URL: engine === 'postgres' ? await createDatabase(settings.pgUrl, 'keys') : '',
   };
   log(`${engine}: starting Plainbase`);
   const server = await startServer({ name: `Plainbase (${engine})`, args: ['bin/plainbase.js', 'serve'], env, port, readyPath: '/readyz' });
   try {
-    const signIn = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/auth/sign-in', {}, OWNER), 200, 'signing in');
-    const cookie = signIn.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='));
-    const workspaceId = (signIn.body as { workspaces: { id: string }[] }).workspaces[0]?.id;
-    if (!cookie || !workspaceId) throw new Error(`sign-in gave no session cookie or workspace: ${JSON.stringify(signIn.body)}`);
-    const session = { cookie, 'x-baas-workspace': workspaceId };
+    const session = await signInOwner(server.baseUrl);
     const created = expectStatus(
       await callJson<{ secret: string }>(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['collections:read', 'records:read', 'records:create'] }),
       201,
@@ -198,18 +172,6 @@ async function benchEngine(engine: Engine, settings: Settings): Promise<EngineRu
   }
 }
 
-async function postgresReachable(settings: Settings): Promise<string | Error> {
-  const client = new pg.Client({ connectionString: `${settings.pgUrl}/postgres`, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    return (await client.query<{ server_version: string }>('show server_version')).rows[0]!.server_version;
-  } catch (error) {
-    return error as Error;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 const verdict = (pass: boolean) => (pass ? 'PASS' : 'MISS');
 
 async function main(): Promise<void> {
@@ -221,7 +183,7 @@ async function main(): Promise<void> {
   ];
   let engines = settings.engines;
   if (engines.includes('postgres')) {
-    const version = await postgresReachable(settings);
+    const version = await postgresVersion(settings.pgUrl);
     if (version instanceof Error) {
       header.push(`PostgreSQL: skipped, cannot connect to ${settings.pgUrl}: ${version.message}`);
       engines = engines.filter((engine) => engine !== 'postgres');

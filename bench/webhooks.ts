@@ -49,15 +49,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Agent, Pool, request } from 'undici';
 import { signPayload } from '../src/delivery/sign.js';
+import { benchPostgresUrl, createDatabase } from './support/databases.js';
 import { callJson, expectStatus, streamUpload } from './support/http.js';
 import { loadAverage, MemorySampler, readCpuSeconds, type MemoryReport } from './support/memory.js';
+import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
 import type { FromReceiver, ReceiverStats, ToReceiver } from './support/receiver-process.js';
 import { fixed, formatTable, thousands } from './support/table.js';
 import { wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
-const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
 /** The worker's caps per workspace and per webhook (src/delivery/worker.ts); 1024 in all is never reached here. */
 const PER_WORKSPACE = 32;
 const PER_WEBHOOK = 16;
@@ -77,7 +78,7 @@ function readSettings() {
     seconds: wholeNumber('BENCH_SECONDS', 20, 1),
     warmupSeconds: wholeNumber('BENCH_WARMUP_SECONDS', 2, 0),
     engines: engines as Engine[],
-    pgUrl: (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
+    pgUrl: benchPostgresUrl(),
     cpuProfileDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null,
   };
   if (settings.events % settings.webhooks !== 0) throw new Error(`BENCH_EVENTS (${settings.events}) must be a multiple of BENCH_WEBHOOKS (${settings.webhooks})`);
@@ -182,34 +183,12 @@ async function freshPlace(engine: Engine, settings: Settings): Promise<Place> {
     PLAINBASE_LOG_LEVEL: 'warn',
     PLAINBASE_RATE_LIMIT_PER_KEY: '0',
     PLAINBASE_RATE_LIMIT_PER_IP: '0',
-    PLAINBASE_OWNER_EMAIL: OWNER.email,
-    PLAINBASE_OWNER_PASSWORD: OWNER.password,
+    ...OWNER_ENV,
     // Empty means "not set" to Plainbase: SQLite in the data dir, whatever the caller's env says.
     PLAINBASE_DATABASE_URL: '',
   };
-  if (engine === 'postgres') env.PLAINBASE_DATABASE_URL = await createDatabase(settings);
+  if (engine === 'postgres') env.PLAINBASE_DATABASE_URL = await createDatabase(settings.pgUrl, 'webhooks');
   return { env };
-}
-
-async function createDatabase(settings: Settings): Promise<string> {
-  const name = `plainbase_bench_webhooks_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  onCleanup(`database ${name}`, async () => {
-    const client = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-    await client.connect();
-    try {
-      await client.query(`drop database if exists "${name}" with (force)`);
-    } finally {
-      await client.end();
-    }
-  });
-  return `${settings.pgUrl}/${name}`;
 }
 
 /**
@@ -265,13 +244,6 @@ async function workerStartedAt(server: Server): Promise<number | null> {
   return null;
 }
 
-async function signIn(server: Server): Promise<Record<string, string>> {
-  const reply = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/auth/sign-in', {}, OWNER), 200, 'signing in');
-  const cookie = reply.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='));
-  if (!cookie) throw new Error('signing in: no session cookie');
-  return { cookie, 'x-baas-workspace': (reply.body as { workspaces: { id: string }[] }).workspaces[0]!.id };
-}
-
 /** A collection and `count` webhooks on it for record.created; returns the webhooks' secrets. */
 async function setUpWebhooks(server: Server, session: Record<string, string>, receiverUrl: string, count: number): Promise<string[]> {
   expectStatus(await callJson(server.baseUrl, 'POST', '/v1/collections', session, { name: 'bench' }), 201, 'creating the collection');
@@ -321,7 +293,7 @@ async function drain(engine: Engine, webhookCount: number, settings: Settings, r
   const queuer = await startPlainbase(engine, place, false, null);
   let secrets: string[];
   try {
-    const session = await signIn(queuer);
+    const session = await signInOwner(queuer.baseUrl);
     secrets = await setUpWebhooks(queuer, session, receiver.url, webhookCount);
     const upload = await streamUpload({
       url: `${queuer.baseUrl}/v1/collections/bench/import`,
@@ -537,7 +509,7 @@ async function latency(engine: Engine, settings: Settings, receiver: ReceiverHan
   let cpuSeconds = Number.NaN;
   let stopNeighbour: (() => Promise<void>) | null = null;
   try {
-    let session = await signIn(server);
+    let session = await signInOwner(server.baseUrl);
     if (beside === 'hanging neighbour') {
       stopNeighbour = await hangNeighbour(server, session, label);
       const other = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/workspaces', session, { name: 'B' }), 201, 'creating workspace B');

@@ -4,8 +4,8 @@ import { redactDatabaseUrl, type Config } from './config.js';
 import { connectStorage, type Storage } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { Deps } from './deps.js';
+import { trimMemoryWhenIdle } from './idle-memory.js';
 import { closeSender } from './delivery/guard-options.js';
-import { DeliveryWorker } from './delivery/worker.js';
 import { logDestination } from './log-destination.js';
 import { prepareFirstOwner } from './modules/people/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
@@ -58,7 +58,8 @@ export async function serve(config: Config): Promise<void> {
   if (config.webhookAllowPrivate) {
     log.warn('PLAINBASE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call private and loopback addresses. Never run production like this.');
   }
-  const worker = config.worker ? new DeliveryWorker(deps, { log }) : null;
+  // Loaded only when it runs: a process with PLAINBASE_WORKER=off holds none of its code.
+  const worker = config.worker ? new (await import('./delivery/worker.js')).DeliveryWorker(deps, { log }) : null;
 
   let stopping = false;
   // A keep-alive connection would hold the shutdown open after its last answer; answers sent while
@@ -115,6 +116,7 @@ export async function serve(config: Config): Promise<void> {
     log.info('PLAINBASE_API is off: not serving HTTP');
   }
   worker?.start();
+  trimMemoryWhenIdle();
   log.info({ worker: worker !== null, engine: config.database.engine, database, publicUrl: config.publicUrl, env: config.env }, 'Plainbase is running');
   if (setupToken) {
     // Printed for the person at the terminal, not logged: the link is a credential, and log lines

@@ -90,6 +90,8 @@ export async function startServer(options: {
   port: number;
   readyPath: string;
   readyTimeoutMs?: number;
+  /** How often to ask `readyPath` while waiting (100 ms); bench:startup asks often to time the start. */
+  pollMs?: number;
 }): Promise<Server> {
   if (interrupted) throw new Error('interrupted');
   const startedAt = Date.now();
@@ -147,7 +149,7 @@ export async function startServer(options: {
     } catch {
       // not listening yet
     }
-    await sleep(100);
+    await sleep(options.pollMs ?? 100);
   }
   await server.stop(2000);
   throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 120_000} ms:\n${server.output()}`);

@@ -38,7 +38,7 @@ interface Phase {
 const IDLE = new Set(['(idle)', '(program)']);
 
 function bucketOf(frame: CallFrame): string {
-  const url = frame.url.replace(/^file:\/\/\/.*?\/(src|node_modules|bench)\//, '$1/');
+  const url = frame.url.replace(/^file:\/\/\/.*?\/(src|dist|node_modules|bench)\//, '$1/');
   if (url.startsWith('node_modules/')) return `pkg ${url.replace(/^node_modules\/((@[^/]+\/)?[^/]+).*/, '$1')}`;
   if (url.startsWith('node:')) return 'node core (http, streams, crypto, …)';
   if (url === '') return frame.functionName.startsWith('(') ? frame.functionName : `native ${frame.functionName}`;

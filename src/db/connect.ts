@@ -1,9 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
+import type SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
-import pg from 'pg';
-import Cursor from 'pg-cursor';
 import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 import { dialectFor, type Dialect } from './dialect.js';
@@ -41,7 +39,7 @@ export interface ConnectOptions {
  * variable to fix, because at start that is what the person needs to know.
  */
 export async function connectStorage(database: Config['database'], options: ConnectOptions = {}): Promise<Storage> {
-  const storage = database.engine === 'sqlite' ? openSqlite(database.file) : openPostgres(database.url, options);
+  const storage = database.engine === 'sqlite' ? await openSqlite(database.file) : await openPostgres(database.url, options);
   try {
     await storage.dialect.ping.execute(storage.db);
   } catch (error) {
@@ -53,7 +51,13 @@ export async function connectStorage(database: Config['database'], options: Conn
   return storage;
 }
 
-function openSqlite(file: string): Storage {
+/** The driver of the engine in use only: the other one's module costs memory and start time for nothing. */
+const loadSqlite = async () => (await import('better-sqlite3')).default;
+const loadPg = async () => (await import('pg')).default;
+const loadCursor = async () => (await import('pg-cursor')).default;
+
+async function openSqlite(file: string): Promise<Storage> {
+  const SqliteDatabase = await loadSqlite();
   let connection: SqliteDatabase.Database;
   try {
     if (file !== ':memory:') {
@@ -85,6 +89,7 @@ function openSqlite(file: string): Storage {
  */
 async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   if (file === ':memory:') throw new Error('a snapshot needs a database file; an in-memory SQLite cannot be opened twice');
+  const SqliteDatabase = await loadSqlite();
   const connection = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
   const statements = withStatementCache(connection);
@@ -102,7 +107,8 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   }
 }
 
-function openPostgres(url: string, options: ConnectOptions): Storage {
+async function openPostgres(url: string, options: ConnectOptions): Promise<Storage> {
+  const pg = await loadPg();
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -120,7 +126,7 @@ function openPostgres(url: string, options: ConnectOptions): Storage {
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   // The cursor lets a read take its rows a batch at a time (row-stream.ts).
-  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool, cursor: await loadCursor() }) });
   enableDirectPostgres(db, pool);
   return { db, dialect: dialectFor('postgres'), openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
 }

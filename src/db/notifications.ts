@@ -1,4 +1,3 @@
-import pg from 'pg';
 import type { Config } from '../config.js';
 
 /**
@@ -8,9 +7,13 @@ import type { Config } from '../config.js';
  */
 export function listenForNotifications(database: Config['database'], channel: string, onNotify: () => void): () => void {
   if (database.engine !== 'postgres') return () => undefined;
-  const client = new pg.Client({ connectionString: database.url });
-  client.on('notification', onNotify);
-  client.on('error', () => undefined);
-  client.connect().then(() => client.query(`listen ${channel}`)).catch(() => undefined);
-  return () => void client.end().catch(() => undefined);
+  // Imported here, not at the top, so that a SQLite process never loads the PostgreSQL driver.
+  const listening = import('pg').then(({ default: pg }) => {
+    const client = new pg.Client({ connectionString: database.url });
+    client.on('notification', onNotify);
+    client.on('error', () => undefined);
+    client.connect().then(() => client.query(`listen ${channel}`)).catch(() => undefined);
+    return client;
+  });
+  return () => void listening.then((client) => client.end()).catch(() => undefined);
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Deps } from '../deps.js';
 import { DiskStore } from './disk-store.js';
 import type { FileStore } from './file-store.js';
-import { S3Store } from './s3-store.js';
+import { LazyStore } from './lazy-store.js';
 
 const stores = new WeakMap<Deps, FileStore>();
 
@@ -10,7 +10,8 @@ const stores = new WeakMap<Deps, FileStore>();
 export function fileStoreFor(deps: Deps): FileStore {
   let store = stores.get(deps);
   if (!store) {
-    store = deps.config.s3 ? new S3Store(deps.config.s3) : new DiskStore(path.join(deps.config.dataDir, 'files'));
+    const s3 = deps.config.s3;
+    store = s3 ? new LazyStore(async () => new (await import('./s3-store.js')).S3Store(s3)) : new DiskStore(path.join(deps.config.dataDir, 'files'));
     stores.set(deps, store);
   }
   return store;

@@ -36,7 +36,7 @@ function newestChange(entry: string): number {
   return Math.max(info.mtimeMs, ...fs.readdirSync(entry).map((name) => newestChange(path.join(entry, name))));
 }
 
-/** The files outside web/ that the build in `dist` read; null when it did not say (a build by `npm run build`). */
+/** The files outside web/ that the build in `dist` read; null when it did not say (a build by `npm run build:dashboard`). */
 export function recordedSources(dist = DIST): string[] | null {
   try {
     const listed: unknown = JSON.parse(fs.readFileSync(path.join(dist, SOURCES_FILE), 'utf8'));
