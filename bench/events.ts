@@ -28,14 +28,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { benchPostgresUrl, createDatabase } from './support/databases.js';
 import { callJson, expectStatus, streamUpload } from './support/http.js';
 import { loadAverage, readMemory } from './support/memory.js';
-import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
+import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, startServer, type Server } from './support/processes.js';
+import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { wholeNumber } from './support/settings.js';
 import { fixed, formatTable, thousands } from './support/table.js';
 
 type Engine = 'sqlite' | 'postgres';
-const OWNER = { email: 'bench@example.com', password: 'benchmark password 1' };
 const TARGET = { p99Ms: 100, catchUpPerSecond: 50_000, memoryGrowth: 0.1, memoryGrowthMb: 20 };
 
 function readSettings() {
@@ -48,7 +49,7 @@ function readSettings() {
     warmupSeconds: wholeNumber('BENCH_WARMUP_SECONDS', 5, 0),
     catchUpEvents: wholeNumber('BENCH_CATCHUP_EVENTS', 1_000_000, 1000),
     engines: engines as Engine[],
-    pgUrl: (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, ''),
+    pgUrl: benchPostgresUrl(),
   };
 }
 type Settings = ReturnType<typeof readSettings>;
@@ -56,19 +57,6 @@ type Settings = ReturnType<typeof readSettings>;
 const log = (line: string) => {
   if (!isInterrupted()) process.stdout.write(`· ${line}\n`);
 };
-
-async function createDatabase(settings: Settings): Promise<string> {
-  const name = `plainbase_bench_events_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-  await admin.connect();
-  await admin.query(`create database "${name}"`).finally(() => admin.end());
-  onCleanup(`database ${name}`, async () => {
-    const client = new pg.Client({ connectionString: `${settings.pgUrl}/postgres` });
-    await client.connect();
-    await client.query(`drop database if exists "${name}" with (force)`).finally(() => client.end());
-  });
-  return `${settings.pgUrl}/${name}`;
-}
 
 interface Running {
   server: Server;
@@ -79,7 +67,7 @@ interface Running {
 
 async function startPlainbase(engine: Engine, settings: Settings): Promise<Running> {
   const dataDir = makeTempDir(`plainbase-bench-events-${engine}-`);
-  const databaseUrl = engine === 'postgres' ? await createDatabase(settings) : null;
+  const databaseUrl = engine === 'postgres' ? await createDatabase(settings.pgUrl, 'events') : null;
   const port = await freePort();
   const server = await startServer({
     name: `Plainbase (${engine})`,
@@ -93,15 +81,12 @@ async function startPlainbase(engine: Engine, settings: Settings): Promise<Runni
       PLAINBASE_RATE_LIMIT_PER_KEY: '0',
       PLAINBASE_RATE_LIMIT_PER_IP: '0',
       PLAINBASE_STREAMS_PER_CALLER: String(settings.subscribers + 10),
-      PLAINBASE_OWNER_EMAIL: OWNER.email,
-      PLAINBASE_OWNER_PASSWORD: OWNER.password,
+      ...OWNER_ENV,
     },
     port,
     readyPath: '/readyz',
   });
-  const signedIn = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/auth/sign-in', {}, OWNER), 200, 'signing in');
-  const cookie = signedIn.headers.getSetCookie().map((line) => line.split(';')[0]!).find((pair) => pair.startsWith('plainbase_session='))!;
-  const session = { cookie, 'x-baas-workspace': (signedIn.body as { workspaces: { id: string }[] }).workspaces[0]!.id };
+  const session = await signInOwner(server.baseUrl);
   const key = expectStatus(await callJson(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['records:read', 'records:create', 'collections:create'] }), 201, 'creating a key');
   return { server, dataDir, databaseUrl, headers: { authorization: `Bearer ${(key.body as { secret: string }).secret}` } };
 }
