@@ -5,16 +5,8 @@ import { Plainbase, PlainbaseError } from '../sdk/src/index.js';
 import { describeEachEngine } from './support/harness.js';
 import { freePort } from './support/server-process.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-world.js';
+import { rejection } from './support/sdk-rejection.js';
 
-async function rejection(promise: Promise<unknown>): Promise<PlainbaseError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(PlainbaseError);
-    return error as PlainbaseError;
-  }
-  throw new Error('expected a PlainbaseError, but the call succeeded');
-}
 
 describeEachEngine('SDK: errors against a live server', (engine) => {
   let w: SdkWorld;

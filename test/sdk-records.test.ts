@@ -5,6 +5,7 @@ import { Plainbase, PlainbaseError, verifyWebhook } from '../sdk/src/index.js';
 import { describeEachEngine } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-world.js';
+import { rejection } from './support/sdk-rejection.js';
 
 const WRITE = ['records:read', 'records:create', 'records:update', 'records:delete'];
 
@@ -14,16 +15,6 @@ interface Lead {
   city?: string;
 }
 
-/** What a rejected promise was rejected with, or a failure when it was not. */
-async function rejection(promise: Promise<unknown>): Promise<PlainbaseError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(PlainbaseError);
-    return error as PlainbaseError;
-  }
-  throw new Error('expected a PlainbaseError, but the call succeeded');
-}
 
 describeEachEngine('SDK: records against a live server', (engine) => {
   let w: SdkWorld;

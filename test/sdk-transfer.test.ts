@@ -4,21 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Plainbase, PlainbaseError, type Progress } from '../sdk/src/index.js';
+import { Plainbase, type Progress } from '../sdk/src/index.js';
 import { describeEachEngine } from './support/harness.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-world.js';
+import { rejection } from './support/sdk-rejection.js';
 
 const ALL = ['records:read', 'records:create', 'records:update', 'files:read', 'files:write'];
 
-async function rejection(promise: Promise<unknown>): Promise<PlainbaseError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(PlainbaseError);
-    return error as PlainbaseError;
-  }
-  throw new Error('expected a PlainbaseError, but the call succeeded');
-}
 
 /** Bytes reported are never fewer than before, and end at the whole body. */
 function expectProgress(reports: Progress[], bytes: number, total: number | null): void {

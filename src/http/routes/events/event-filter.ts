@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { Scope } from '../../../abilities.js';
 import type { Deps } from '../../../deps.js';
 import { AppError, invalidRequest } from '../../../errors.js';
-import { hasPrefix } from '../../../ids.js';
+import { findCollection } from '../../../modules/collections/collections.js';
 import type { EventFilter } from '../../../modules/events/event-feed.js';
 import { EVENT_TYPES, type EventType } from '../../../modules/events/event-types.js';
 import { needs } from '../../access.js';
@@ -59,13 +59,11 @@ export async function eventFilterFor(deps: Deps, request: FastifyRequest, asked:
   if (asked.collections === undefined) return { types, collections: restriction ? new Set(restriction) : null };
   const collections = new Set<string>();
   for (const ref of commaList(asked.collections, 'querystring.collections')) {
-    const row = await deps.db
-      .selectFrom('collections')
-      .select('id')
-      .where('workspace_id', '=', workspaceId)
-      .where(hasPrefix(ref, 'col') ? 'id' : 'name', '=', ref)
-      .executeTakeFirst();
-    if (!row) throw invalidRequest(`No collection ${ref} in this workspace.`, { field: 'querystring.collections' });
+    // A collection in the trash still has events to read.
+    const row = await findCollection(deps.db, workspaceId, ref, { includeTrashed: true }).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') throw invalidRequest(`No collection ${ref} in this workspace.`, { field: 'querystring.collections' });
+      throw error;
+    });
     if (restriction && !restriction.includes(row.id)) throw new AppError('COLLECTION_NOT_ALLOWED', 'This key is restricted to other collections.', { collectionId: row.id });
     collections.add(row.id);
   }
