@@ -34,6 +34,10 @@ export interface LogDestination {
 export function logDestination(fd = 1): LogDestination {
   // Until exit, a full pipe is retried (on a timer: nothing waits); at exit, until the deadline.
   let deadline = Number.POSITIVE_INFINITY;
+  // Node makes stdout non-blocking (for a pipe or socket) only once process.stdout is first used.
+  // Left blocking, the log's writes would wait in the kernel for a reader that may never come, and
+  // no deadline below could end them; the compiled server touches stdout nowhere else before this.
+  if (fd === 1) void process.stdout.fd;
   const stream = pino.destination({ dest: fd, sync: false, maxLength: LOG_BUFFER_BYTES, retryEAGAIN: () => Date.now() < deadline });
   let dropped = 0;
   stream.on('drop', () => {
