@@ -1,8 +1,32 @@
 import react from '@vitejs/plugin-react';
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
 
 const webRoot = fileURLToPath(new URL('.', import.meta.url));
+const repositoryRoot = path.resolve(webRoot, '..');
+
+/**
+ * Every build writes sources.json beside index.html: the files of the repository outside web/
+ * that it read (the server's role table, its event types…). The test suite rebuilds the dashboard
+ * when one of them, or web/ itself, is newer than the build (test/e2e/support/build-dashboard.ts),
+ * whichever command made the build.
+ */
+function recordSourcesOutsideWeb(): Plugin {
+  return {
+    name: 'plainbase-record-sources',
+    writeBundle(options) {
+      const files = new Set<string>();
+      for (const id of this.getModuleIds()) {
+        const file = id.split('?')[0]!;
+        if (!path.isAbsolute(file) || !file.startsWith(repositoryRoot) || file.startsWith(webRoot) || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
+        if (fs.existsSync(file)) files.add(path.relative(repositoryRoot, file).split(path.sep).join('/'));
+      }
+      fs.writeFileSync(path.join(options.dir ?? path.join(webRoot, 'dist'), 'sources.json'), `${JSON.stringify([...files].sort(), null, 2)}\n`);
+    },
+  };
+}
 
 /**
  * The dashboard build: `vite build --config web/vite.config.ts` writes web/dist, which the
@@ -11,7 +35,7 @@ const webRoot = fileURLToPath(new URL('.', import.meta.url));
  */
 export default defineConfig({
   root: webRoot,
-  plugins: [react()],
+  plugins: [react(), recordSourcesOutsideWeb()],
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: true },
   server: {
     proxy: { '/v1': process.env.DASHBOARD_API ?? 'http://127.0.0.1:8080' },
