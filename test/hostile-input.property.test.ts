@@ -101,6 +101,10 @@ describeEachEngine('hostile input', (engine) => {
     clearInterval(healthTimer);
     receiver?.closeAllConnections();
     await new Promise((resolve) => receiver?.close(resolve));
+    // Thousands of hostile requests (event streams opened and dropped among them) may leave a
+    // connection half-open; a served process bounds its shutdown by closing them at 8 s
+    // (src/main.ts), and here they go at once: how shutdown ends is not what this suite tests.
+    t?.app.server.closeAllConnections();
     await t?.close();
   });
 
