@@ -31,7 +31,7 @@ import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, startServer, type Server } from './support/processes.js';
 import { createBody, LIST_STATUS, ndjsonChunks } from './support/records.js';
 import { fixed, formatTable, thousands } from './support/table.js';
-import { wholeNumber } from './support/settings.js';
+import { benchEngines, wholeNumber } from './support/settings.js';
 
 // ---------------------------------------------------------------------------------------------
 // Settings and targets
@@ -43,8 +43,7 @@ const SCENARIOS: Scenario[] = ['create', 'get', 'list'];
 function readSettings() {
   const connections = (process.env.BENCH_CONNECTIONS ?? '10,50').split(',').map((part) => Number(part.trim()));
   if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error('BENCH_CONNECTIONS must be a list of whole numbers, e.g. "10,50"');
-  const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);
-  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
+  const engines = benchEngines();
   return {
     seconds: wholeNumber('BENCH_SECONDS', 10, 1),
     warmupSeconds: wholeNumber('BENCH_WARMUP_SECONDS', 2, 0),

@@ -33,15 +33,14 @@ import { callJson, expectStatus, streamUpload } from './support/http.js';
 import { loadAverage, readMemory } from './support/memory.js';
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, startServer, type Server } from './support/processes.js';
 import { OWNER_ENV, signInOwner } from './support/owner.js';
-import { wholeNumber } from './support/settings.js';
+import { benchEngines, wholeNumber } from './support/settings.js';
 import { fixed, formatTable, thousands } from './support/table.js';
 
 type Engine = 'sqlite' | 'postgres';
 const TARGET = { p99Ms: 100, catchUpPerSecond: 50_000, memoryGrowth: 0.1, memoryGrowthMb: 20 };
 
 function readSettings() {
-  const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);
-  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
+  const engines = benchEngines();
   return {
     subscribers: wholeNumber('BENCH_SUBSCRIBERS', 100, 1),
     rate: wholeNumber('BENCH_RATE', 500, 1),

@@ -22,7 +22,7 @@ import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, startServer } from './support/processes.js';
 import { ndjsonChunks } from './support/records.js';
 import { fixed, thousands } from './support/table.js';
-import { wholeNumber } from './support/settings.js';
+import { benchEngines, wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 const TARGET_PER_SECOND = 50_000;
@@ -30,7 +30,7 @@ const TARGET_PER_SECOND = 50_000;
 const settings = {
   records: wholeNumber('BENCH_RECORDS', 1_000_000, 100),
   rounds: wholeNumber('BENCH_ROUNDS', 1, 1),
-  engines: (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean) as Engine[],
+  engines: benchEngines(),
   pgUrl: benchPostgresUrl(),
   cpuProfileDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null,
 };

@@ -25,14 +25,13 @@ import { callJson, expectStatus } from './support/http.js';
 import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, startServer } from './support/processes.js';
 import { fixed, formatTable, thousands } from './support/table.js';
-import { wholeNumber } from './support/settings.js';
+import { benchEngines, wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 const TARGET = { ratio: 0.85, p99Ms: 5 };
 
 function readSettings() {
-  const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);
-  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
+  const engines = benchEngines();
   return {
     seconds: wholeNumber('BENCH_SECONDS', 10, 1),
     warmupSeconds: wholeNumber('BENCH_WARMUP_SECONDS', 2, 0),

@@ -25,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { benchPostgresUrl, createDatabase, postgresVersion } from './support/databases.js';
 import { loadAverage, readCpuSeconds, readMemory } from './support/memory.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, startServer } from './support/processes.js';
-import { wholeNumber } from './support/settings.js';
+import { benchEngines, wholeNumber } from './support/settings.js';
 import { fixed, formatTable } from './support/table.js';
 
 type Engine = 'sqlite' | 'postgres';
@@ -36,8 +36,7 @@ const TARGET_HEALTHY_SECONDS = 1.5;
 const TARGET_IDLE_RSS_MB = 100;
 
 function readSettings() {
-  const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);
-  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
+  const engines = benchEngines();
   return {
     runs: wholeNumber('BENCH_RUNS', 5, 1),
     idleSeconds: wholeNumber('BENCH_IDLE_SECONDS', 30, 1),

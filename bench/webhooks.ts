@@ -56,7 +56,7 @@ import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, onCleanup, startServer, type Server } from './support/processes.js';
 import type { FromReceiver, ReceiverStats, ToReceiver } from './support/receiver-process.js';
 import { fixed, formatTable, thousands } from './support/table.js';
-import { wholeNumber } from './support/settings.js';
+import { benchEngines, wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 /** The worker's caps per workspace and per webhook (src/delivery/worker.ts); 1024 in all is never reached here. */
@@ -69,8 +69,7 @@ const HANGING_BACKLOG = 100;
 const TARGET = { deliveriesPerSecond: 2000, ratio: 0.5, p50Ms: 50, p99Ms: 250, memoryMb: 400, neighbourP99Ms: 1000 };
 
 function readSettings() {
-  const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);
-  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
+  const engines = benchEngines();
   const settings = {
     events: wholeNumber('BENCH_EVENTS', 20_000, 10),
     webhooks: wholeNumber('BENCH_WEBHOOKS', 10, 2),

@@ -6,3 +6,10 @@ export function wholeNumber(name: string, fallback: number, min: number): number
   if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);
   return value;
 }
+
+/** BENCH_ENGINES: a comma list of engines to measure, both by default; an unknown one stops the bench. */
+export function benchEngines(): ('sqlite' | 'postgres')[] {
+  const engines = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((part) => part.trim()).filter(Boolean);
+  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
+  return engines as ('sqlite' | 'postgres')[];
+}
