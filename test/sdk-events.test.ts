@@ -19,9 +19,10 @@ describeEachEngine('SDK: events', (engine) => {
     await w?.close();
   });
 
-  const until = async (check: () => boolean, what: string, timeoutMs = 5000) => {
+  let fed = 0;
+  const until = async (check: () => boolean, what: string, timeoutMs = 5000, refresh?: () => Promise<void>) => {
     const deadline = Date.now() + timeoutMs;
-    while (!check()) {
+    for (await refresh?.(); !check(); await refresh?.()) {
       if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -31,7 +32,11 @@ describeEachEngine('SDK: events', (engine) => {
     const pb = new Plainbase({ url: w.base, key: await w.main.key(['records:read', 'records:create']) });
     const leads = pb.collection('leads').records;
     for (let n = 1; n <= 7; n++) await leads.create({ n });
-    await worker.drain();
+    // The running worker puts events in the feed; a drain beside its own rounds could return first.
+    await until(() => fed === 7, 'all seven events in the feed', 10_000, async () => {
+      fed = 0;
+      for await (const event of pb.events.list({ types: ['record.created'], limit: 100 })) if (event) fed += 1;
+    });
     const newest: PlainbaseEvent[] = [];
     for await (const event of pb.events.list({ types: ['record.created'], limit: 3 })) newest.push(event);
     expect(newest.map((event) => (event.data as any).record.data.n)).toEqual([7, 6, 5, 4, 3, 2, 1]);
