@@ -105,8 +105,11 @@ describeEachEngine('plainbase listen', (engine) => {
 
   it('prints events as JSON lines from a given event on, and refuses a key the server refuses', async () => {
     for (const n of [1, 2, 3]) await owner.post('/v1/collections/leads/records', { data: { n } });
-    await worker.drain();
-    const feed = (await owner.get('/v1/events?types=record.created')).body.data.reverse();
+    // The running worker puts them in the feed (a drain beside its own rounds could return first).
+    let feed: any[] = [];
+    for (const deadline = Date.now() + 10_000; feed.length < 3 && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      feed = (await owner.get('/v1/events?types=record.created')).body.data.reverse();
+    }
     const key = await keyWith(['records:read']);
     const cli = Cli.run(['--url', base, '--key', key, '--print', '--types', 'record.created', '--since', feed[0].id]);
     try {
