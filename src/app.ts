@@ -14,12 +14,13 @@ import { closeFileStore } from './storage/store-for.js';
 import { newId } from './ids.js';
 import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
-import { AuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
+import { LocalAuthFailureLimiter, RedisAuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
 import { registerDashboard } from './http/dashboard.js';
 import { parseJsonBodies } from './http/json-body.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
 import { useRateLimits } from './http/rate-limit.js';
+import { connectRedis } from './http/redis-connection.js';
 import { refuseUnstorableUrlText } from './http/storable-input.js';
 import { apiRoutes } from './http/routes.js';
 import { trustProxyOption } from './http/trust-proxy.js';
@@ -101,8 +102,12 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     done();
   });
   app.addHook('onRequest', refuseUnstorableUrlText);
-  app.addHook('onRequest', authenticateCountingFailures(deps, new AuthFailureLimiter(deps.config.authFailuresPerIp)));
-  await useRateLimits(app, deps.config);
+  // With PLAINBASE_REDIS_URL the limits are counted in Redis, shared by every process.
+  const redis = deps.config.redisUrl ? await connectRedis(deps.config.redisUrl, app.log) : null;
+  if (redis) app.addHook('onClose', () => redis.disconnect());
+  const failuresPerIp = deps.config.authFailuresPerIp;
+  app.addHook('onRequest', authenticateCountingFailures(deps, redis ? new RedisAuthFailureLimiter(failuresPerIp, redis) : new LocalAuthFailureLimiter(failuresPerIp)));
+  await useRateLimits(app, deps.config, redis);
   app.setErrorHandler(errorHandler(deps.dialect));
   app.setNotFoundHandler((request) => {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);

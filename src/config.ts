@@ -36,6 +36,8 @@ export interface Config {
    * at the listed addresses and ranges.
    */
   trustProxy: TrustProxy;
+  /** Where the request and failed-authentication limits are counted, shared by every process; null: in each process. */
+  redisUrl: string | null;
   /** Refused authentications allowed per address per minute before the address gets 429s; 0: no limit. */
   authFailuresPerIp: number;
   sessionTtlSeconds: number;
@@ -211,6 +213,16 @@ export const VARIABLES = {
     default: '(none)',
     meaning: 'Which reverse proxies are believed about the client\'s address (`X-Forwarded-For`, and `-Host`, `-Proto`): unset, none (the address of the TCP connection is the client\'s); `1`, `2`, …: that many proxies in front, the nearest first; a comma-separated list of proxy addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`, also `loopback`, `uniquelocal`); `true`: every one. Every per-address limit and the audit log use the address it gives. See docs/operations.md.',
   },
+  REDIS_URL: {
+    parse: z
+      .string()
+      .regex(/^rediss?:\/\/[^\s]+$/, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379')
+      .optional(),
+    default: '(none)',
+    meaning: 'A Redis server (`redis://host:6379`, `rediss://` for TLS) where the request rate limits and the failed-authentication limit are counted, so they hold across every process behind a load balancer. Unset: each process counts on its own. See docs/scaling.md.',
+    // It may hold a password.
+    secret: true,
+  },
   AUTH_FAILURES_PER_IP: {
     parse: wholeNumber(0, 1_000_000).default(30),
     default: '30',
@@ -379,6 +391,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
     rateLimitPerIp: v.RATE_LIMIT_PER_IP,
     trustProxy: v.TRUST_PROXY ?? false,
+    redisUrl: v.REDIS_URL ?? null,
     authFailuresPerIp: v.AUTH_FAILURES_PER_IP,
     sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,

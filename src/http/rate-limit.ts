@@ -1,5 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { rateLimited } from '../errors.js';
 import type { App } from './app-type.js';
@@ -8,15 +9,20 @@ import type { App } from './app-type.js';
  * Requests per second, counted per caller: anonymous callers (public reads) by address with
  * PLAINBASE_RATE_LIMIT_PER_IP, everyone else by who they are with PLAINBASE_RATE_LIMIT_PER_KEY.
  * `0` switches a limit off. It runs after authentication (preHandler), so it knows the caller.
- * Counts live in this process's memory: N processes allow up to N times the limit.
+ *
+ * Without `redis`, counts live in this process's memory: N processes allow up to N times the
+ * limit. With it (PLAINBASE_REDIS_URL), every process counts in the same place. These limits fail
+ * open: a request that cannot be counted because Redis is away is served (skipOnError), since
+ * refusing every request would turn a Redis outage into an API outage (docs/scaling.md).
  */
-export async function useRateLimits(app: App, config: Config): Promise<void> {
+export async function useRateLimits(app: App, config: Config, redis: Redis | null): Promise<void> {
   const limitFor = (request: FastifyRequest) => (request.auth.actor.id === null ? config.rateLimitPerIp : config.rateLimitPerKey);
   await app.register(rateLimit, {
     global: true,
     hook: 'preHandler',
     timeWindow: 1000,
     enableDraftSpec: true,
+    ...(redis ? { redis, nameSpace: 'plainbase:requests:', skipOnError: true } : {}),
     max: (request) => limitFor(request) || Number.MAX_SAFE_INTEGER,
     keyGenerator: (request) => (request.auth.actor.id === null ? `ip:${request.ip}` : `${request.auth.actor.type}:${request.auth.actor.id}`),
     // Operations routes and sign-in (which has its own throttle) are not counted; nor are limits set to 0.
