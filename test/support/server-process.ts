@@ -34,7 +34,8 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts a server with the owner bootstrapped and rate limits off; `env` adds or overrides
- * variables. Resolves once /readyz answers 200.
+ * variables. Resolves once /readyz answers 200, or for a worker-only process
+ * (`PLAINBASE_API: 'off'`, which serves no HTTP) once it logs that it is running.
  */
 export async function startServer(env: Record<string, string>, readyWithinMs = 90_000): Promise<ServerProcess> {
   const port = await freePort();
@@ -46,7 +47,8 @@ export async function startServer(env: Record<string, string>, readyWithinMs = 9
       PLAINBASE_HOST: '127.0.0.1',
       PLAINBASE_OWNER_EMAIL: OWNER.email,
       PLAINBASE_OWNER_PASSWORD: OWNER.password,
-      PLAINBASE_LOG_LEVEL: 'warn',
+      // A worker-only process says it is running at info level: the one sign of readiness it gives.
+      PLAINBASE_LOG_LEVEL: env.PLAINBASE_API === 'off' ? 'info' : 'warn',
       PLAINBASE_RATE_LIMIT_PER_KEY: '0',
       PLAINBASE_RATE_LIMIT_PER_IP: '0',
       ...env,
@@ -60,11 +62,15 @@ export async function startServer(env: Record<string, string>, readyWithinMs = 9
   const deadline = Date.now() + readyWithinMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${server.output.join('')}`);
-    try {
-      const response = await fetch(`${server.base}/readyz`);
-      if (response.ok) return server;
-    } catch {
-      // not listening yet
+    if (env.PLAINBASE_API === 'off') {
+      if (server.output.join('').includes('"msg":"Plainbase is running"')) return server;
+    } else {
+      try {
+        const response = await fetch(`${server.base}/readyz`);
+        if (response.ok) return server;
+      } catch {
+        // not listening yet
+      }
     }
     await sleep(100); // waiting for a process to start, not for time to pass in the test
   }
