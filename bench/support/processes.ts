@@ -81,14 +81,15 @@ export interface Server {
 
 /**
  * Starts `node <args>` as its own process (so the load generator never shares its event loop),
- * and waits until `readyPath` answers 200.
+ * and waits until `readyPath` answers 200, or, for a process that serves no HTTP, until it
+ * prints `readyOutput`.
  */
 export async function startServer(options: {
   name: string;
   args: string[];
   env: Record<string, string>;
   port: number;
-  readyPath: string;
+  readyPath: string | { output: string };
   readyTimeoutMs?: number;
   /** How often to ask `readyPath` while waiting (100 ms); bench:startup asks often to time the start. */
   pollMs?: number;
@@ -101,8 +102,11 @@ export async function startServer(options: {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
+  let printedReady = false;
   const keep = (chunk: Buffer) => {
-    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    const text = chunk.toString('utf8');
+    if (typeof options.readyPath === 'object' && text.includes(options.readyPath.output)) printedReady = true;
+    lines.push(...text.split('\n').filter(Boolean));
     if (lines.length > 40) lines.splice(0, lines.length - 40);
   };
   child.stdout!.on('data', keep);
@@ -142,12 +146,16 @@ export async function startServer(options: {
     if (exited) {
       throw new Error(`${options.name} exited during start (${JSON.stringify(exited)}):\n${server.output()}`);
     }
-    try {
-      const response = await fetch(`${server.baseUrl}${options.readyPath}`);
-      await response.arrayBuffer();
-      if (response.ok) return server;
-    } catch {
-      // not listening yet
+    if (typeof options.readyPath === 'object') {
+      if (printedReady) return server;
+    } else {
+      try {
+        const response = await fetch(`${server.baseUrl}${options.readyPath}`);
+        await response.arrayBuffer();
+        if (response.ok) return server;
+      } catch {
+        // not listening yet
+      }
     }
     await sleep(options.pollMs ?? 100);
   }
