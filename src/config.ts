@@ -14,6 +14,8 @@ export interface Config {
   dataDir: string;
   /** A postgres:// URL, or a path to the SQLite file. */
   database: { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string };
+  /** PostgreSQL connections this process may hold at once. */
+  databasePoolSize: number;
   publicUrl: string;
   /**
    * Development without PLAINBASE_PUBLIC_URL: a request whose Origin is its own Host's is the
@@ -197,6 +199,11 @@ export const VARIABLES = {
     parse: wholeNumber(64 * 1024, 1024 ** 3).default(16 * 1024 * 1024),
     default: '16777216',
     meaning: 'Largest page of records (a list answer), in bytes: a page ends early, with a `nextCursor`, when the next record would take it past this; it always holds at least one record. Also what an export holds in memory at once.',
+  },
+  DATABASE_POOL_SIZE: {
+    parse: wholeNumber(1, 1000).default(10),
+    default: '10',
+    meaning: 'PostgreSQL only: connections each process may hold at once. Every process holds up to this many, so N processes need N times it below PostgreSQL\'s `max_connections` (see docs/scaling.md).',
   },
   RATE_LIMIT_PER_KEY: {
     parse: wholeNumber(0, 1_000_000).default(100),
@@ -388,6 +395,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     bodyLimitBytes: v.BODY_LIMIT,
     importLimitBytes: v.IMPORT_LIMIT,
     pageBytes: v.PAGE_BYTES,
+    databasePoolSize: v.DATABASE_POOL_SIZE,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
     rateLimitPerIp: v.RATE_LIMIT_PER_IP,
     trustProxy: v.TRUST_PROXY ?? false,
