@@ -18,6 +18,7 @@
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_CPU_PROF (a directory: the
  * Plainbase servers run with --cpu-prof and write their profiles there, with phases.json for
  * bench/support/profile-summary.ts).
+ * BENCH_LOG_LEVEL (info, the default of the product: one line per request).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,7 +32,7 @@ import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, startServer, type Server } from './support/processes.js';
 import { createBody, LIST_STATUS, ndjsonChunks } from './support/records.js';
 import { fixed, formatTable, thousands } from './support/table.js';
-import { benchEngines, wholeNumber } from './support/settings.js';
+import { benchEngines, benchLogLevel, wholeNumber } from './support/settings.js';
 
 // ---------------------------------------------------------------------------------------------
 // Settings and targets
@@ -256,7 +257,7 @@ async function preparePlainbase(engine: Engine, settings: Settings): Promise<Pre
     PLAINBASE_PORT: String(port),
     PLAINBASE_HOST: '127.0.0.1',
     PLAINBASE_DATA_DIR: dir,
-    PLAINBASE_LOG_LEVEL: 'warn',
+    PLAINBASE_LOG_LEVEL: benchLogLevel(),
     PLAINBASE_RATE_LIMIT_PER_KEY: '0',
     PLAINBASE_RATE_LIMIT_PER_IP: '0',
     ...OWNER_ENV,

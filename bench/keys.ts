@@ -15,6 +15,7 @@
  *
  * Env: BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50),
  * BENCH_ENGINES ("sqlite,postgres"), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432).
+ * BENCH_LOG_LEVEL (info, the default of the product: one line per request).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,7 +26,7 @@ import { callJson, expectStatus } from './support/http.js';
 import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, startServer } from './support/processes.js';
 import { fixed, formatTable, thousands } from './support/table.js';
-import { benchEngines, wholeNumber } from './support/settings.js';
+import { benchEngines, benchLogLevel, wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
 const TARGET = { ratio: 0.85, p99Ms: 5 };
@@ -136,7 +137,7 @@ async function benchEngine(engine: Engine, settings: Settings): Promise<EngineRu
     PLAINBASE_PORT: String(port),
     PLAINBASE_HOST: '127.0.0.1',
     PLAINBASE_DATA_DIR: dir,
-    PLAINBASE_LOG_LEVEL: 'warn',
+    PLAINBASE_LOG_LEVEL: benchLogLevel(),
     // On, as in production, so the load pays for counting each key's requests, but too high to refuse.
     PLAINBASE_RATE_LIMIT_PER_KEY: '1000000',
     PLAINBASE_RATE_LIMIT_PER_IP: '0',

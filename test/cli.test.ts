@@ -285,7 +285,8 @@ describe.concurrent('plainbase CLI', { timeout: 300_000 }, () => {
   });
 
   it('SIGTERM: new connections are refused, the request in flight gets its answer, exit 0', async ({ expect }) => {
-    const server = await startServer({}, freshDir());
+    // At debug level a request is logged when it arrives (`incoming request`), not only when answered.
+    const server = await startServer({ PLAINBASE_LOG_LEVEL: 'debug' }, freshDir());
     // A sign-in whose body is still arriving when the signal comes.
     let sendRest!: () => void;
     const body = Readable.from((async function* () {

@@ -13,3 +13,11 @@ export function benchEngines(): ('sqlite' | 'postgres')[] {
   for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
   return engines as ('sqlite' | 'postgres')[];
 }
+
+/**
+ * BENCH_LOG_LEVEL: the log level of the servers that serve the measured requests; the product's
+ * default (info, one line per request) unless set, so the figures are what a user gets.
+ */
+export function benchLogLevel(): string {
+  return process.env.BENCH_LOG_LEVEL || 'info';
+}
