@@ -76,6 +76,9 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   app.addHook('onRoute', (route) => declareRoute(app, route));
   app.addSchema(ErrorBody);
 
+  // Before any route is added: metrics count per route from hooks given to each as it is declared.
+  logRequests(app);
+  const metrics = instrument(app);
   await app.register(cookie);
   await app.register(swagger, {
     openapi: {
@@ -97,8 +100,6 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  logRequests(app);
-  const metrics = instrument(app);
   // Set before anything can answer, so every reply carries it, errors included; a synchronous
   // onRequest hook costs less than an async onSend hook on every request.
   app.addHook('onRequest', (request, reply, done) => {

@@ -67,6 +67,10 @@ describeEachEngine('operations', (engine) => {
     expect(text).toMatch(/^plainbase_http_requests_total\{method="GET",route="\/healthz",status="200"\} [1-9]\d*$/m);
     expect(text).toMatch(/^plainbase_http_requests_total\{method="PATCH",route="\/v1\/members\/:personId",status="401"\} 1$/m);
     expect(text).toMatch(/^plainbase_http_request_duration_seconds_bucket\{le="\+Inf",method="PATCH",route="\/v1\/members\/:personId",status="401"\} 1$/m);
+    // Buckets are cumulative: the largest finite bound holds the request too; count and sum agree.
+    expect(text).toMatch(/^plainbase_http_request_duration_seconds_bucket\{le="10",method="PATCH",route="\/v1\/members\/:personId",status="401"\} 1$/m);
+    expect(text).toMatch(/^plainbase_http_request_duration_seconds_count\{method="PATCH",route="\/v1\/members\/:personId",status="401"\} 1$/m);
+    expect(text).toMatch(/^plainbase_http_request_duration_seconds_sum\{method="PATCH",route="\/v1\/members\/:personId",status="401"\} 0\.\d+/m);
     expect(text).toMatch(/^plainbase_http_requests_total\{method="GET",route="unmatched",status="404"\} [1-9]\d*$/m);
     expect(text).not.toContain(SOME_PERSON);
     expect(text).not.toContain('/no/such/route');
