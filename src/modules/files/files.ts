@@ -8,7 +8,7 @@ import type { ByteRange } from '../../storage/file-store.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { unstorableTextReason } from '../../storable-text.js';
-import { detachEverywhere } from './attachments.js';
+import { detachEverywhere } from '../attachments/attachments.js';
 import { forgetFiles, removeForgottenContent } from './file-cleanup.js';
 import { UploadMeter } from './upload-meter.js';
 
