@@ -59,7 +59,7 @@ import { fixed, formatTable, thousands } from './support/table.js';
 import { benchEngines, wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
-/** The worker's caps per workspace and per webhook (src/delivery/worker.ts); 1024 in all is never reached here. */
+/** The worker's caps per workspace and per webhook (src/worker/delivery-worker.ts); 1024 in all is never reached here. */
 const PER_WORKSPACE = 32;
 const PER_WEBHOOK = 16;
 /** The uncapped reference loop's calls in flight. */

@@ -209,7 +209,7 @@ async function migrate(config: Config): Promise<void> {
 async function createOwnerCommand(config: Config, input: { email: string; password: string; name?: string; workspaceName?: string }): Promise<void> {
   const { connectStorage } = await import('./db/connect.js');
   const { migrateToLatest } = await import('./db/migrate.js');
-  const { createOwner } = await import('./modules/people/first-owner.js');
+  const { createOwner } = await import('./modules/setup/first-owner.js');
   const { depsFor } = await import('./main.js');
   const storage = await connectStorage(config.database);
   try {

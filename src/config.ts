@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { describePasswordProblem, passwordProblem } from './modules/people/password-rules.js';
+import { describePasswordProblem, passwordProblem } from './password-rules.js';
 
 /**
  * Every setting of the service, read once from the environment at start (docs/design.md §8).

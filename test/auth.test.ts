@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createOwner } from '../src/modules/people/first-owner.js';
+import { createOwner } from '../src/modules/setup/first-owner.js';
 import { failureDelayMs } from '../src/modules/sessions/sign-in.js';
 import { allAuditEntries, Client, expectError, OWNER, sessionSetCookie, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { verifyWebhook } from '../sdk/src/verify-webhook.js';
 import { closeSender } from '../src/delivery/guard-options.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 

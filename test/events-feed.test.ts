@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { EVENT_RETENTION_MS } from '../src/modules/events/event-feed.js';
 import { Client, expectError, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { closeSender } from '../src/delivery/guard-options.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { connectStorage } from '../src/db/connect.js';
 import type { Deps } from '../src/deps.js';
 import { addMember, Client, signedInOwner } from './support/client.js';

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createOwner } from '../src/modules/people/first-owner.js';
+import { createOwner } from '../src/modules/setup/first-owner.js';
 import { Client, signedInOwner } from './support/client.js';
 import { outbox } from './support/events.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { SCOPES } from '../src/abilities.js';
-import { createOwner } from '../src/modules/people/first-owner.js';
+import { createOwner } from '../src/modules/setup/first-owner.js';
 import { Client, expectError, signedInOwner, type Reply } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
-import { createOwner } from '../src/modules/people/first-owner.js';
+import { createOwner } from '../src/modules/setup/first-owner.js';
 import { Client, expectError, OWNER, sessionSetCookie, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 

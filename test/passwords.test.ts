@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { prepareFirstOwner } from '../src/modules/people/first-owner.js';
-import { passwordProblem } from '../src/modules/people/password-rules.js';
+import { prepareFirstOwner } from '../src/modules/setup/first-owner.js';
+import { passwordProblem } from '../src/password-rules.js';
 import { addMember, allAuditEntries, Client, expectError, OWNER, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 

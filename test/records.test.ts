@@ -173,7 +173,7 @@ describeEachEngine('records', (engine) => {
   it('keeps workspaces apart', async () => {
     const { body: rec } = await owner.post('/v1/collections/leads/records', { data: { secret: 1 } });
     const stranger = new Client(t);
-    const { createOwner } = await import('../src/modules/people/first-owner.js');
+    const { createOwner } = await import('../src/modules/setup/first-owner.js');
     const other = await createOwner(t.deps, { email: 'other@example.com', password: 'another password' });
     await stranger.signIn('other@example.com', 'another password');
     stranger.workspaceId = other.workspace.id;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { Plainbase, PlainbaseError, type PlainbaseEvent } from '../sdk/src/index.js';
 import { describeEachEngine } from './support/harness.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-world.js';

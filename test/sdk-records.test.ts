@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { Plainbase, PlainbaseError, verifyWebhook } from '../sdk/src/index.js';
 import { describeEachEngine } from './support/harness.js';
 import { Receiver } from './support/receiver.js';

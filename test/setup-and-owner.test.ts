@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { prepareFirstOwner } from '../src/modules/people/first-owner.js';
+import { prepareFirstOwner } from '../src/modules/setup/first-owner.js';
 import { Client, expectError, sessionSetCookie } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import type { Config } from '../src/config.js';
-import { createOwner } from '../src/modules/people/first-owner.js';
+import { createOwner } from '../src/modules/setup/first-owner.js';
 import { issueToken } from '../src/modules/keys/token.js';
 import { newId } from '../src/ids.js';
 import { OWNER, signedInOwner } from './support/client.js';

@@ -21,7 +21,7 @@ const postgresUrl = inject('postgresUrl');
 const RECORDS = 300;
 /** The server dies when the receiver takes this call: that call, and others, are in flight. */
 const KILL_AT_CALL = 60;
-/** The worker's cap of calls in flight to one webhook (src/delivery/worker.ts). */
+/** The worker's cap of calls in flight to one webhook (src/worker/delivery-worker.ts). */
 const PER_WEBHOOK = 16;
 
 interface Call {

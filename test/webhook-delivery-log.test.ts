@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { LOG_RETENTION_MS, purgeOldLogs } from '../src/delivery/deliveries-store.js';
+import { LOG_RETENTION_MS, purgeOldLogs } from '../src/modules/webhooks/delivery-queue.js';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { RETRY_GAPS_SECONDS } from '../src/delivery/schedule.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { expectError, signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { Receiver } from './support/receiver.js';

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { MAX_ATTEMPTS, RETRY_GAPS_SECONDS } from '../src/delivery/schedule.js';
 import { signPayload } from '../src/delivery/sign.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { Receiver } from './support/receiver.js';

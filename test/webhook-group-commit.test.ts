@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { claimDueDeliveries, fanOutEvents, recordAttempts, type DueDelivery, type FinishedAttempt } from '../src/delivery/deliveries-store.js';
+import { claimDueDeliveries, fanOutEvents, recordAttempts, type DueDelivery, type FinishedAttempt } from '../src/modules/webhooks/delivery-queue.js';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { MAX_ATTEMPTS } from '../src/delivery/schedule.js';
 import type { AttemptResult } from '../src/delivery/send.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { Receiver } from './support/receiver.js';

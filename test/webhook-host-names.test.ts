@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { checkedLookup } from '../src/delivery/send.js';
 import type { GuardOptions } from '../src/delivery/url-guard.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import type { Config } from '../src/config.js';
 import { signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';

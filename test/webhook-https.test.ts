@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
-import { DeliveryWorker } from '../src/delivery/worker.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp } from './support/harness.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createOwner } from '../src/modules/people/first-owner.js';
+import { createOwner } from '../src/modules/setup/first-owner.js';
 import { addMember, allAuditEntries, Client, expectError, OWNER, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 

@@ -1,5 +1,5 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { createOwner } from '../../src/modules/people/first-owner.js';
+import { createOwner } from '../../src/modules/setup/first-owner.js';
 import type { TestApp } from './harness.js';
 
 export interface Reply<T = any> {

@@ -1,7 +1,7 @@
 import { ROLE_ABILITIES, SCOPES, type Role, type Scope } from '../../src/abilities.js';
 import type { Config } from '../../src/config.js';
-import { fanOutEvents } from '../../src/delivery/deliveries-store.js';
-import { createOwner } from '../../src/modules/people/first-owner.js';
+import { fanOutEvents } from '../../src/modules/webhooks/delivery-queue.js';
+import { createOwner } from '../../src/modules/setup/first-owner.js';
 import { createSession } from '../../src/modules/sessions/sessions.js';
 import { addMember, Client, signedInOwner } from './client.js';
 import type { TestApp } from './harness.js';

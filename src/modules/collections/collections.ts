@@ -6,7 +6,6 @@ import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
-import { forgetCollectionFiles, removeForgottenContent } from '../files/file-cleanup.js';
 
 export const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
@@ -195,34 +194,4 @@ export async function restoreCollection(deps: Deps, context: CollectionContext, 
     await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.restored', target: { type: 'collection', id: current.id } });
     return view;
   });
-}
-
-/**
- * Deletes a collection for good with everything in it: records, files (content included),
- * schema versions and indexes.
- * `dropIndexes` removes the database indexes behind its record indexes.
- */
-export async function purgeCollection(
-  deps: Deps,
-  context: CollectionContext,
-  idOrName: string,
-  dropIndexes: (executor: Executor, collectionId: string) => Promise<void>,
-): Promise<void> {
-  const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    const current = await findCollection(trx, context.workspaceId, idOrName, { includeTrashed: true });
-    await dropIndexes(trx, current.id);
-    await forgetCollectionFiles(trx, now, context.workspaceId, current.id);
-    await trx.deleteFrom('records').where('collection_id', '=', current.id).execute();
-    await trx.deleteFrom('schema_versions').where('collection_id', '=', current.id).execute();
-    await trx.deleteFrom('collections').where('id', '=', current.id).execute();
-    await recordAudit(trx, now, context.meta, {
-      workspaceId: context.workspaceId,
-      actor: context.actor,
-      action: 'collection.purged',
-      target: { type: 'collection', id: current.id },
-      details: { name: current.name },
-    });
-  });
-  await removeForgottenContent(deps, context.workspaceId);
 }

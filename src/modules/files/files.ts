@@ -8,8 +8,6 @@ import type { ByteRange } from '../../storage/file-store.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { unstorableTextReason } from '../../storable-text.js';
-import { detachEverywhere } from './attachments.js';
-import { forgetFiles, removeForgottenContent } from './file-cleanup.js';
 import { UploadMeter } from './upload-meter.js';
 
 export interface FileView {
@@ -75,7 +73,7 @@ export async function findFile(executor: Executor, collection: CollectionsTable,
 }
 
 /** Writes made with a key are audited, as for records; a person's are told by what changed. */
-async function auditKeyWrite(executor: Executor, at: Date, context: CollectionContext, action: string, fileId: string, collectionId: string): Promise<void> {
+export async function auditFileKeyWrite(executor: Executor, at: Date, context: CollectionContext, action: string, fileId: string, collectionId: string): Promise<void> {
   if (context.actor.type === 'person') return;
   await recordAudit(executor, at, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action, target: { type: 'file', id: fileId }, details: { collectionId } });
 }
@@ -121,7 +119,7 @@ export async function uploadFile(deps: Deps, context: CollectionContext, idOrNam
       // The collection may have gone to the trash, or for good, while the bytes arrived.
       await findCollection(trx, context.workspaceId, collection.id);
       await trx.insertInto('files').values(row).execute();
-      await auditKeyWrite(trx, now, context, 'file.uploaded', id, collection.id);
+      await auditFileKeyWrite(trx, now, context, 'file.uploaded', id, collection.id);
     });
   } catch (error) {
     await store.remove(storageKey).catch(() => undefined);
@@ -171,17 +169,4 @@ async function isAttachedToLiveRecord(executor: Executor, file: FilesTable): Pro
 
 export async function readFileContent(deps: Deps, file: FilesTable, range?: ByteRange): Promise<Readable> {
   return fileStoreFor(deps).read(file.storage_key, range);
-}
-
-/** Deletes a file: its attachments (record.updated for each live record that held it), its row, its content. */
-export async function deleteFile(deps: Deps, context: CollectionContext, idOrName: string, fileId: string): Promise<void> {
-  const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    const collection = await findCollection(trx, context.workspaceId, idOrName);
-    const file = await findFile(trx, collection, fileId);
-    await detachEverywhere(trx, deps.dialect, now, collection, file.id);
-    await forgetFiles(trx, now, context.workspaceId, [file.id]);
-    await auditKeyWrite(trx, now, context, 'file.deleted', file.id, collection.id);
-  });
-  await removeForgottenContent(deps, context.workspaceId);
 }

@@ -2,7 +2,7 @@ import type { Executor } from '../../db/schema.js';
 import { conflict } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { hashPassword } from './password.js';
-import { checkNewPassword } from './password-rules.js';
+import { checkNewPassword } from '../../password-rules.js';
 
 export interface Person {
   id: string;

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js';
 import type { DeliveriesTable } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
-import { newDelivery } from '../../delivery/deliveries-store.js';
+import { newDelivery } from './delivery-queue.js';
 import { AppError, notFound } from '../../errors.js';
 import { recordAudit } from '../audit/audit.js';
 import { notifyEventsWritten } from '../events/outbox-signal.js';

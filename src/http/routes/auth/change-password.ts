@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { changePassword } from '../../../modules/people/change-password.js';
+import { changePassword } from '../../../modules/sessions/change-password.js';
 import { SESSION_COOKIE } from '../../../modules/sessions/sessions.js';
 import { PERSON } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { completeSetup, isSetupPending } from '../../../modules/people/first-owner.js';
+import { completeSetup, isSetupPending } from '../../../modules/setup/first-owner.js';
 import { OPEN } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { requestMeta } from '../../request-meta.js';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { purgeCollection, trashCollection } from '../../../modules/collections/collections.js';
-import { dropAllIndexes } from '../../../modules/indexes/indexes.js';
+import { trashCollection } from '../../../modules/collections/collections.js';
+import { purgeCollection } from '../../../modules/collection-purge/purge-collection.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
@@ -20,9 +20,7 @@ export const registerDeleteCollection: RegisterRoute = (app, deps) =>
     handler: async (request, reply) => {
       const context = collectionContext(request);
       if (!request.query.permanent) return trashCollection(deps, context, request.params.col);
-      await purgeCollection(deps, context, request.params.col, (executor, collectionId) =>
-        dropAllIndexes(executor, deps.dialect, context.workspaceId, collectionId),
-      );
+      await purgeCollection(deps, context, request.params.col);
       return reply.status(204).send(null);
     },
   });

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { attachFile, detachFile } from '../../../modules/files/attachments.js';
+import { attachFile, detachFile } from '../../../modules/attachments/attachments.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';

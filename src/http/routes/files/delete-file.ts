@@ -1,4 +1,4 @@
-import { deleteFile } from '../../../modules/files/files.js';
+import { deleteFile } from '../../../modules/attachments/delete-file.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';

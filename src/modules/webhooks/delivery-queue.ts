@@ -1,14 +1,14 @@
 import { sql, type Transaction } from 'kysely';
-import type { Deps } from '../deps.js';
-import type { Dialect } from '../db/dialect.js';
-import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../db/schema.js';
-import { rowLimit } from '../db/row-limit.js';
-import { madeBefore, newId } from '../ids.js';
-import { recordAudit } from '../modules/audit/audit.js';
-import { notifyEventsSequenced } from '../modules/events/outbox-signal.js';
-import { eventMessageText } from '../modules/events/outbox.js';
-import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from './schedule.js';
-import type { AttemptResult } from './send.js';
+import type { Deps } from '../../deps.js';
+import type { Dialect } from '../../db/dialect.js';
+import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
+import { rowLimit } from '../../db/row-limit.js';
+import { madeBefore, newId } from '../../ids.js';
+import { recordAudit } from '../audit/audit.js';
+import { notifyEventsSequenced } from '../events/outbox-signal.js';
+import { eventMessageText } from '../events/outbox.js';
+import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from '../../delivery/schedule.js';
+import type { AttemptResult } from '../../delivery/send.js';
 
 /** Logs are kept 30 days (docs/design.md §7). */
 export const LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;

@@ -6,7 +6,7 @@ import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { emitEvent } from '../events/outbox.js';
 import { etagOf, toRecordView, type VersionedRecord } from '../records/records.js';
-import { withAttachedFiles } from './attached-files.js';
+import { withAttachedFiles } from '../files/attached-files.js';
 
 /**
  * Attaching and detaching change the record (its `files`): its revision (ETag) goes up and

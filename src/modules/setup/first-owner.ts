@@ -5,7 +5,7 @@ import { randomToken, sha256Hex } from '../../secrets.js';
 import type { RequestMeta } from '../audit/audit.js';
 import { createSession, type NewSession } from '../sessions/sessions.js';
 import { insertWorkspace, type WorkspaceView } from '../workspaces/workspaces.js';
-import { countPeople, insertPerson, type Person } from './people.js';
+import { countPeople, insertPerson, type Person } from '../people/people.js';
 
 const SYSTEM_META: RequestMeta = { ip: null, userAgent: null, requestId: null };
 const SYSTEM = { type: 'system' as const, id: null, name: 'plainbase' };

@@ -1,12 +1,12 @@
 import type { Deps } from '../../deps.js';
 import { invalidRequest } from '../../errors.js';
 import type { RequestMeta } from '../audit/audit.js';
-import { endOtherSessions } from '../sessions/sessions.js';
-import { auditForPerson } from '../sessions/sign-in.js';
-import { claimPasswordCheck, passwordCheckSucceeded } from '../sessions/sign-in-throttle.js';
-import { hashPassword, verifyPassword } from './password.js';
-import { checkNewPassword } from './password-rules.js';
-import type { Person } from './people.js';
+import { endOtherSessions } from './sessions.js';
+import { auditForPerson } from './sign-in.js';
+import { claimPasswordCheck, passwordCheckSucceeded } from './sign-in-throttle.js';
+import { hashPassword, verifyPassword } from '../people/password.js';
+import { checkNewPassword } from '../../password-rules.js';
+import type { Person } from '../people/people.js';
 
 /**
  * A signed-in person changes their password: the current one proves it is them (a session left

@@ -2,8 +2,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Deps } from '../deps.js';
 import { listenForNotifications } from '../db/notifications.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
-import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from './deliveries-store.js';
-import { senderFor } from './guard-options.js';
+import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from '../modules/webhooks/delivery-queue.js';
+import { senderFor } from '../delivery/guard-options.js';
 
 export interface WorkerOptions {
   /** Calls in flight at once, over all workspaces. */

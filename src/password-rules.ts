@@ -1,5 +1,5 @@
 import { dictionary } from '@zxcvbn-ts/language-common';
-import { invalidRequest, type AppError } from '../../errors.js';
+import { invalidRequest, type AppError } from './errors.js';
 
 /**
  * What a new password must be (docs/security.md), after NIST SP 800-63B: long enough, not blank,
