@@ -8,19 +8,7 @@ import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
 import { useLoad } from '../../ui/useLoad.js';
 import { usePaged } from '../../ui/usePaged.js';
-import type { Member } from '../people/types.js';
-
-interface AuditEntry {
-  id: string;
-  at: string;
-  actor: { type: string; id: string | null; name: string | null };
-  action: string;
-  target: { type: string; id: string } | null;
-  ip: string | null;
-  userAgent: string | null;
-  requestId: string | null;
-  details: Record<string, unknown>;
-}
+import type { AuditEntry, Member } from '../../api-types.js';
 
 /** Actions the service records, for the filter's suggestions; a prefix like `member.*` works too. */
 const KNOWN_ACTIONS = [

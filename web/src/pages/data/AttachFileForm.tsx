@@ -4,7 +4,9 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { useLoad } from '../../ui/useLoad.js';
-import { collectionPath, recordSummary, type RecordItem, type StoredFile } from './types.js';
+import type { RecordItem, StoredFile } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { recordSummary } from './record-summary.js';
 
 /** Attaches a file to one record of the same collection, chosen by id (the newest records are offered). */
 export function AttachFileForm(props: { collection: string; file: StoredFile; onAttached: (record: RecordItem) => void; onCancel: () => void }) {

@@ -9,7 +9,8 @@ import { FormActions } from '../../ui/FormActions.js';
 import { Time } from '../../ui/Time.js';
 import { useLoad } from '../../ui/useLoad.js';
 import { CollectionTabs } from './CollectionTabs.js';
-import { COLLECTION_NAME, COLLECTION_NAME_RULE, collectionPath, pagePath, type Collection } from './types.js';
+import type { Collection } from '../../api-types.js';
+import { COLLECTION_NAME, COLLECTION_NAME_RULE, collectionPath, pagePath } from './collection-paths.js';
 import './data.css';
 
 /** `/collections/:name`: a collection's settings (name, description, public switch) and its move to the trash. */

@@ -8,7 +8,8 @@ import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
 import { usePaged } from '../../ui/usePaged.js';
 import { CreateCollectionForm } from './CreateCollectionForm.js';
-import { collectionPath, pagePath, type Collection } from './types.js';
+import type { Collection } from '../../api-types.js';
+import { collectionPath, pagePath } from './collection-paths.js';
 import './data.css';
 
 /** `/`: the workspace's collections; create one, open one, move one to the trash. */

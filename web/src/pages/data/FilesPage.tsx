@@ -11,7 +11,9 @@ import { AttachFileForm } from './AttachFileForm.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { downloadFromApi } from './download.js';
 import { FileUpload } from './FileUpload.js';
-import { collectionPath, formatBytes, type StoredFile } from './types.js';
+import type { StoredFile } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { formatBytes } from '../../ui/format-bytes.js';
 import './data.css';
 
 /** `/collections/:name/files`: upload with progress, list, download, attach to a record, delete. */

@@ -8,7 +8,8 @@ import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { useLoad } from '../../ui/useLoad.js';
 import { CollectionTabs } from './CollectionTabs.js';
-import { collectionPath, type RecordIndex } from './types.js';
+import type { RecordIndex } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
 import './data.css';
 
 /** `/collections/:name/indexes`: owners and admins index record fields so filters and sorts on them stay fast. */

@@ -3,7 +3,8 @@ import { api, ApiError, apiVersioned, fieldErrors } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { fieldLines, lineAt, lineOfField } from './json-field-lines.js';
-import { collectionPath, type RecordItem } from './types.js';
+import type { RecordItem } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
 
 interface Problem {
   field: string;

@@ -14,7 +14,9 @@ import { FilterBar, filterProblem } from './FilterBar.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { RecordsTable } from './RecordsTable.js';
-import { collectionPath, recordSummary, type Collection, type RecordData, type RecordItem } from './types.js';
+import type { Collection, RecordData, RecordItem } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { recordSummary } from './record-summary.js';
 import './data.css';
 
 const PAGE_SIZE = 50;

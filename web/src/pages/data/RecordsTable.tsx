@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { Time } from '../../ui/Time.js';
-import type { RecordItem } from './types.js';
+import type { RecordItem } from '../../api-types.js';
 
 const MAX_DATA_COLUMNS = 12;
 /** A data key the filter and sort syntax can name (docs/queries.md): letters, digits, _, not starting with a digit. */

@@ -8,7 +8,8 @@ import { Time } from '../../ui/Time.js';
 import { useLoad } from '../../ui/useLoad.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { SchemaVersionForm } from './SchemaVersionForm.js';
-import { collectionPath, type SchemaVersion } from './types.js';
+import type { SchemaVersion } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
 import './data.css';
 
 const STATE_WORDS: Record<SchemaVersion['state'], string> = {

@@ -7,7 +7,9 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
 import { usePaged } from '../../ui/usePaged.js';
-import { collectionPath, formatBytes, type Collection } from './types.js';
+import type { Collection } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { formatBytes } from '../../ui/format-bytes.js';
 import './data.css';
 
 interface Contents {

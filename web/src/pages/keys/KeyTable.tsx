@@ -1,5 +1,5 @@
 import { Time } from '../../ui/Time.js';
-import type { ApiKey } from './key-types.js';
+import type { ApiKey } from '../../api-types.js';
 
 const STATE_WORDS: Record<ApiKey['state'], string> = { active: 'Active', expired: 'Expired', revoked: 'Revoked' };
 

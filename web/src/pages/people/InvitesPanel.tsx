@@ -7,7 +7,8 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { Time } from '../../ui/Time.js';
 import { useLoad } from '../../ui/useLoad.js';
-import { ASSIGNABLE_ROLES, type Invite } from './types.js';
+import type { Invite } from '../../api-types.js';
+import { ASSIGNABLE_ROLES } from './roles.js';
 
 /**
  * Invites: no email is sent, so the person who invites copies the link and passes it on. The link

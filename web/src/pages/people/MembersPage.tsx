@@ -8,7 +8,8 @@ import { Time } from '../../ui/Time.js';
 import { useLoad } from '../../ui/useLoad.js';
 import { InvitesPanel } from './InvitesPanel.js';
 import { TransferOwnership } from './TransferOwnership.js';
-import { ASSIGNABLE_ROLES, type Member } from './types.js';
+import type { Member } from '../../api-types.js';
+import { ASSIGNABLE_ROLES } from './roles.js';
 
 /** People: who is in the workspace with which role; owners and admins manage them and invites. */
 export function MembersPage(): React.JSX.Element {

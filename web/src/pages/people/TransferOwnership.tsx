@@ -3,7 +3,7 @@ import { api } from '../../api.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { Field } from '../../ui/Field.js';
-import type { Member } from './types.js';
+import type { Member } from '../../api-types.js';
 
 /** The owner hands the workspace to another member and becomes an admin. */
 export function TransferOwnership(props: { members: Member[]; onTransferred: () => Promise<void> }): React.JSX.Element {

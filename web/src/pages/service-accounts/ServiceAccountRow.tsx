@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import type { ServiceAccount } from '../keys/key-types.js';
+import type { ServiceAccount } from '../../api-types.js';
 import { ACCOUNT_ROLES } from './role-words.js';
 
 /**

@@ -8,7 +8,7 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { useLoad } from '../../ui/useLoad.js';
 import { CreateKeyForm } from '../keys/CreateKeyForm.js';
-import type { ApiKey, CollectionRef, ServiceAccount } from '../keys/key-types.js';
+import type { ApiKey, CollectionRef, ServiceAccount } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import { CreateServiceAccountForm } from './CreateServiceAccountForm.js';
 import { ServiceAccountRow } from './ServiceAccountRow.js';

@@ -3,7 +3,7 @@ import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { useLoad } from '../../ui/useLoad.js';
 import { AttemptDetails } from './AttemptDetails.js';
-import type { Delivery, DeliveryWithAttempts } from './webhook-types.js';
+import type { Delivery, DeliveryWithAttempts } from '../../api-types.js';
 
 /**
  * One delivery: the body it sends, its attempts (newest last), and Replay: a finished delivery is

@@ -7,7 +7,7 @@ import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
 import { usePaged } from '../../ui/usePaged.js';
 import { DeliveryDetail } from './DeliveryDetail.js';
-import type { Delivery } from './webhook-types.js';
+import type { Delivery } from '../../api-types.js';
 
 const STATES: { value: '' | Delivery['state']; label: string }[] = [
   { value: '', label: 'Any state' },

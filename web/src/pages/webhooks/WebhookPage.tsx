@@ -6,11 +6,11 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
 import { useLoad } from '../../ui/useLoad.js';
-import type { CollectionRef } from '../keys/key-types.js';
+import type { CollectionRef } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import { DeliveryLog } from './DeliveryLog.js';
 import { PingPanel } from './PingPanel.js';
-import type { Webhook, WebhookWithSecret } from './webhook-types.js';
+import type { Webhook, WebhookWithSecret } from '../../api-types.js';
 import { eventsText, stateText } from './webhook-words.js';
 import { WebhookForm } from './WebhookForm.js';
 

@@ -6,9 +6,9 @@ import { useSession } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
 import { useLoad } from '../../ui/useLoad.js';
-import type { CollectionRef } from '../keys/key-types.js';
+import type { CollectionRef } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
-import type { Webhook, WebhookWithSecret } from './webhook-types.js';
+import type { Webhook, WebhookWithSecret } from '../../api-types.js';
 import { eventsText, stateText } from './webhook-words.js';
 import { WebhookForm } from './WebhookForm.js';
 
