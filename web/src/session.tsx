@@ -2,6 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { ROLE_ABILITIES, type Ability } from '../../src/abilities.js';
 import { api, ApiError, onSessionEnded, setWorkspaceHeader } from './api.js';
 import type { Person, SessionBody, Workspace } from './api-types.js';
+import { queryClient } from './query/query-client.js';
 
 /**
  * Who is signed in and which workspace they are looking at. The role table is the server's own
@@ -85,6 +86,11 @@ export function AuthProvider(props: { children: ReactNode }): React.JSX.Element 
     onSessionEnded(() => setBody(null));
     return () => onSessionEnded(null);
   }, [refresh]);
+
+  // Signed out: nothing the last person saw stays in the cache for whoever signs in next.
+  useEffect(() => {
+    if (body === null) queryClient.clear();
+  }, [body]);
 
   const workspace = body ? pickWorkspace(body.workspaces, selectedId) : null;
   // Set during render, not in an effect: a page's first request must already name the workspace.

@@ -6,8 +6,8 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { AuditEntry, Member } from '../../api-types.js';
 
 /** Actions the service records, for the filter's suggestions; a prefix like `member.*` works too. */
@@ -50,18 +50,18 @@ export function AuditLogPage(): React.JSX.Element {
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
   // Only to name people in the filter's suggestions and the targets: without it, ids show instead.
-  const members = useLoad(() => loadAll<Member>('/v1/members'), session.workspace.id).data ?? [];
+  const members = useApiQuery(['/v1/members'], (signal) => loadAll<Member>('/v1/members', signal)).data ?? [];
 
   // The filters in the address decide what is shown: from the first page again when they change.
-  const entries = usePaged<AuditEntry>((cursor) => {
+  const entries = usePagedQuery<AuditEntry>(['/v1/audit-log', applied, limit], (cursor, signal) => {
     const params = new URLSearchParams({ limit: String(limit) });
     if (applied.actor) params.set('actor', applied.actor);
     if (applied.action) params.set('action', applied.action);
     const since = toInstant(applied.since);
     if (since) params.set('since', since);
     if (cursor) params.set('cursor', cursor);
-    return api<Page<AuditEntry>>('GET', `/v1/audit-log?${params}`);
-  }, `${session.workspace.id}|${filterKey}`);
+    return api<Page<AuditEntry>>('GET', `/v1/audit-log?${params}`, undefined, signal);
+  });
 
   useEffect(() => setForm(applied), [filterKey]);
 

@@ -7,7 +7,7 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import type { Collection } from '../../api-types.js';
 import { COLLECTION_NAME, COLLECTION_NAME_RULE, collectionPath, pagePath } from './collection-paths.js';
@@ -19,7 +19,7 @@ export function CollectionPage() {
   const name = params.name ?? '';
   useTitle(`${name}: settings`);
   const session = useSession();
-  const collection = useLoad(() => api<Collection>('GET', collectionPath(name)), `${session.workspace.id}/${name}`);
+  const collection = useApiQuery([collectionPath(name)], (signal) => api<Collection>('GET', collectionPath(name), undefined, signal));
   const canUpdate = session.can('collections:update');
 
   const [newName, setNewName] = useState('');

@@ -6,7 +6,7 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { CreateCollectionForm } from './CreateCollectionForm.js';
 import type { Collection } from '../../api-types.js';
 import { collectionPath, pagePath } from './collection-paths.js';
@@ -16,9 +16,8 @@ import './data.css';
 export function CollectionsPage() {
   useTitle('Collections');
   const session = useSession();
-  const collections = usePaged<Collection>(
-    (cursor) => api<Page<Collection>>('GET', withCursor('/v1/collections?limit=100', cursor)),
-    session.workspace.id,
+  const collections = usePagedQuery<Collection>(['/v1/collections', 'paged'], (cursor, signal) =>
+    api<Page<Collection>>('GET', withCursor('/v1/collections?limit=100', cursor), undefined, signal),
   );
   const [trashing, setTrashing] = useState<Collection | null>(null);
   const [notice, setNotice] = useState('');

@@ -6,7 +6,7 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { AttachFileForm } from './AttachFileForm.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { downloadFromApi } from './download.js';
@@ -22,9 +22,8 @@ export function FilesPage() {
   const name = params.name ?? '';
   useTitle(`${name}: files`);
   const session = useSession();
-  const files = usePaged<StoredFile>(
-    (cursor) => api<Page<StoredFile>>('GET', withCursor(`${collectionPath(name, 'files')}?limit=100`, cursor)),
-    `${session.workspace.id}/${name}`,
+  const files = usePagedQuery<StoredFile>([collectionPath(name, 'files')], (cursor, signal) =>
+    api<Page<StoredFile>>('GET', withCursor(`${collectionPath(name, 'files')}?limit=100`, cursor), undefined, signal),
   );
   const [attaching, setAttaching] = useState<StoredFile | null>(null);
   const [deleting, setDeleting] = useState<StoredFile | null>(null);

@@ -1,12 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { api, fieldError, loadAll, type Page } from '../../api.js';
 import { useRoute, useTitle } from '../../router.js';
-import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import type { RecordIndex } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
@@ -17,8 +16,7 @@ export function IndexesPage() {
   const { params } = useRoute();
   const name = params.name ?? '';
   useTitle(`${name}: indexes`);
-  const session = useSession();
-  const indexes = useLoad((): Promise<Page<RecordIndex>> => loadAll<RecordIndex>(collectionPath(name, 'indexes')).then((data) => ({ data, nextCursor: null })), `${session.workspace.id}/${name}`);
+  const indexes = useApiQuery([collectionPath(name, 'indexes')], (signal): Promise<Page<RecordIndex>> => loadAll<RecordIndex>(collectionPath(name, 'indexes'), signal).then((data) => ({ data, nextCursor: null })));
   const [indexName, setIndexName] = useState('');
   const [fields, setFields] = useState('');
   const [unique, setUnique] = useState(false);

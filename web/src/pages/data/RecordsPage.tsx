@@ -5,9 +5,10 @@ import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { useEventStream } from '../../ui/useEventStream.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
+import type { Paged } from '../../query/usePagedQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { ExportPanel } from './ExportPanel.js';
 import { FilterBar, filterProblem } from './FilterBar.js';
@@ -37,16 +38,16 @@ export function RecordsPage() {
   useTitle(`${name}: ${trashed ? 'trashed records' : 'records'}`);
   const session = useSession();
 
-  const collection = useLoad(() => api<Collection>('GET', collectionPath(name)), `${session.workspace.id}/${name}`);
-  const records = usePaged<RecordItem>((cursor) => {
+  const collection = useApiQuery([collectionPath(name)], (signal) => api<Collection>('GET', collectionPath(name), undefined, signal));
+  const records = usePagedQuery<RecordItem>([collectionPath(name, 'records'), { filter, sort, trashed }], (cursor, signal) => {
     const search = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (filter) search.set('filter', filter);
     if (sort) search.set('sort', sort);
     if (trashed) search.set('trashed', 'true');
     if (cursor) search.set('cursor', cursor);
     else search.set('count', 'true');
-    return api<Page<RecordItem>>('GET', `${collectionPath(name, 'records')}?${search}`);
-  }, `${session.workspace.id}/${name}?${filter}&${sort}&${trashed}`);
+    return api<Page<RecordItem>>('GET', `${collectionPath(name, 'records')}?${search}`, undefined, signal);
+  });
 
   const [editing, setEditing] = useState<RecordItem | 'new' | null>(null);
   const [panel, setPanel] = useState<'import' | 'export' | null>(null);
@@ -232,7 +233,7 @@ interface LiveRecords {
  * bring the first page again (where they belong depends on the filter and the order). In the
  * trash view every change reloads it. Paused, nothing changes; resuming reloads the list.
  */
-function useLiveRecords(collectionId: string | null, trashed: boolean, records: ReturnType<typeof usePaged<RecordItem>>): LiveRecords {
+function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>): LiveRecords {
   const [paused, setPaused] = useState(false);
   const [note, setNote] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());

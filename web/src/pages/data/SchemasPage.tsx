@@ -5,7 +5,7 @@ import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { SchemaVersionForm } from './SchemaVersionForm.js';
 import type { SchemaVersion } from '../../api-types.js';
@@ -24,7 +24,7 @@ export function SchemasPage() {
   const name = params.name ?? '';
   useTitle(`${name}: schema versions`);
   const session = useSession();
-  const versions = useLoad((): Promise<Page<SchemaVersion>> => loadAll<SchemaVersion>(collectionPath(name, 'schemas')).then((data) => ({ data, nextCursor: null })), `${session.workspace.id}/${name}`);
+  const versions = useApiQuery([collectionPath(name, 'schemas')], (signal): Promise<Page<SchemaVersion>> => loadAll<SchemaVersion>(collectionPath(name, 'schemas'), signal).then((data) => ({ data, nextCursor: null })));
   const [creating, setCreating] = useState(false);
   const [switchingOff, setSwitchingOff] = useState<SchemaVersion | null>(null);
   const [error, setError] = useState<unknown>(null);

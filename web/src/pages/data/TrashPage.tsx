@@ -6,7 +6,7 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { Collection } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
 import { formatBytes } from '../../ui/format-bytes.js';
@@ -23,9 +23,8 @@ interface Contents {
 export function TrashPage() {
   useTitle('Trash');
   const session = useSession();
-  const trash = usePaged<Collection>(
-    (cursor) => api<Page<Collection>>('GET', withCursor('/v1/collections?trashed=true&limit=100', cursor)),
-    session.workspace.id,
+  const trash = usePagedQuery<Collection>(['/v1/collections', 'trashed'], (cursor, signal) =>
+    api<Page<Collection>>('GET', withCursor('/v1/collections?trashed=true&limit=100', cursor), undefined, signal),
   );
   const [purging, setPurging] = useState<{ collection: Collection; contents: Contents } | null>(null);
   const [error, setError] = useState<unknown>(null);

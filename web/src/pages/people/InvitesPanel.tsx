@@ -1,12 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { api, fieldError, loadAll } from '../../api.js';
-import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { CopyButton } from '../../ui/CopyButton.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import type { Invite } from '../../api-types.js';
 import { ASSIGNABLE_ROLES } from './roles.js';
 
@@ -15,8 +14,7 @@ import { ASSIGNABLE_ROLES } from './roles.js';
  * is shown only right after it is made (the service keeps a hash); revoke and invite again if lost.
  */
 export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Element {
-  const session = useSession();
-  const invites = useLoad(() => loadAll<Invite>('/v1/invites'), session.workspace.id);
+  const invites = useApiQuery(['/v1/invites'], (signal) => loadAll<Invite>('/v1/invites', signal));
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('editor');
   const [busy, setBusy] = useState(false);

@@ -5,7 +5,7 @@ import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { InvitesPanel } from './InvitesPanel.js';
 import { TransferOwnership } from './TransferOwnership.js';
 import type { Member } from '../../api-types.js';
@@ -16,7 +16,7 @@ export function MembersPage(): React.JSX.Element {
   useTitle('People');
   const session = useSession();
   const manage = session.can('members:manage');
-  const members = useLoad(() => loadAll<Member>('/v1/members'), session.workspace.id);
+  const members = useApiQuery(['/v1/members'], (signal) => loadAll<Member>('/v1/members', signal));
   const [removing, setRemoving] = useState<Member | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [status, setStatus] = useState('');

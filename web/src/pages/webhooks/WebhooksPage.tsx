@@ -2,10 +2,9 @@ import '../keys/keys-and-webhooks.css';
 import { useState } from 'react';
 import { api, loadAll } from '../../api.js';
 import { Link, useTitle } from '../../router.js';
-import { useSession } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import type { CollectionRef } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import type { Webhook, WebhookWithSecret } from '../../api-types.js';
@@ -15,14 +14,13 @@ import { WebhookForm } from './WebhookForm.js';
 /** Webhooks of the workspace: the list, and registering a new receiver (its signing secret shown once). */
 export function WebhooksPage(): React.JSX.Element {
   useTitle('Webhooks');
-  const session = useSession();
-  const loaded = useLoad(async () => {
+  const loaded = useApiQuery(['/v1/webhooks', 'with collections'], async (signal) => {
     const [webhooks, collections] = await Promise.all([
-      loadAll<Webhook>('/v1/webhooks'),
-      loadAll<CollectionRef>('/v1/collections'),
+      loadAll<Webhook>('/v1/webhooks', signal),
+      loadAll<CollectionRef>('/v1/collections', signal),
     ]);
     return { webhooks, collections };
-  }, session.workspace.id);
+  });
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<WebhookWithSecret | null>(null);
 
