@@ -120,7 +120,7 @@ export function AuditLogPage(): React.JSX.Element {
             <caption className="visually-hidden">Audit log of {session.workspace.name}, newest first</caption>
             <thead>
               <tr>
-                <th scope="col">When</th>
+                <th scope="col" className="nowrap">When</th>
                 <th scope="col">Actor</th>
                 <th scope="col">Action</th>
                 <th scope="col">Target</th>
@@ -130,7 +130,7 @@ export function AuditLogPage(): React.JSX.Element {
             <tbody>
               {entries.items.map((entry) => (
                 <tr key={entry.id}>
-                  <td><Time value={entry.at} /></td>
+                  <td className="nowrap"><Time value={entry.at} compact /></td>
                   <td>
                     {actorName(entry)} <span className="muted">({entry.actor.type.replace('_', ' ')})</span>
                   </td>
@@ -167,18 +167,42 @@ function Target(props: { target: AuditEntry['target']; members: Member[] }): Rea
   );
 }
 
+/** What the entry records, one name and value a line, then where the request came from. */
 function Details(props: { entry: AuditEntry }): React.JSX.Element {
   const { details, ip, requestId } = props.entry;
-  const pairs = Object.entries(details).map(([name, value]) => `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  const pairs = Object.entries(details);
   return (
-    <span className="audit-details">
-      {pairs.join(', ') || '—'}
+    <div className="audit-details">
+      {pairs.length ? <DetailList pairs={pairs} /> : '—'}
       {ip || requestId ? (
         <small className="muted">
-          {' '}
           {ip ? `from ${ip}` : ''} {requestId ? `· ${requestId}` : ''}
         </small>
       ) : null}
-    </span>
+    </div>
   );
+}
+
+function DetailList(props: { pairs: [string, unknown][] }): React.JSX.Element {
+  return (
+    <dl className="detail-list">
+      {props.pairs.map(([name, value]) => (
+        <div key={name}>
+          <dt>{name}:</dt> <dd><DetailValue value={value} /></dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** A value for people: text as it is, a list joined, an object as its own names and values. */
+function DetailValue(props: { value: unknown }): React.JSX.Element {
+  const { value } = props;
+  if (value === null || value === undefined) return <span className="muted">none</span>;
+  if (Array.isArray(value)) {
+    if (value.every((item) => item === null || typeof item !== 'object')) return <>{value.length ? value.map(String).join(', ') : <span className="muted">none</span>}</>;
+    return <code>{JSON.stringify(value)}</code>;
+  }
+  if (typeof value === 'object') return <DetailList pairs={Object.entries(value)} />;
+  return <>{String(value)}</>;
 }

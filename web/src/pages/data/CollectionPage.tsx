@@ -121,7 +121,7 @@ export function CollectionPage() {
               <h2 id="trash-title">Move to the trash</h2>
               <p>Its records and files are kept and can be restored from the Trash; until then they cannot be read or written.</p>
               <div className="actions">
-                <button type="button" className="danger" onClick={() => setConfirmTrash(true)}>
+                <button type="button" className="quiet-danger" onClick={() => setConfirmTrash(true)}>
                   Move {current.name} to the trash
                 </button>
               </div>

@@ -123,7 +123,7 @@ export function FilesPage() {
                         <button type="button" onClick={() => setAttaching(file)} aria-label={`Attach ${file.name} to a record`}>
                           Attach…
                         </button>
-                        <button type="button" className="danger" onClick={() => setDeleting(file)} aria-label={`Delete ${file.name}`}>
+                        <button type="button" className="quiet-danger" onClick={() => setDeleting(file)} aria-label={`Delete ${file.name}`}>
                           Delete
                         </button>
                       </>

@@ -78,7 +78,7 @@ export function IndexesPage() {
                   <td>{index.fields.map((field) => <code key={field}>{field} </code>)}</td>
                   <td>{index.unique ? 'unique' : 'no'}</td>
                   <td className="row-actions">
-                    <button type="button" className="danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
+                    <button type="button" className="quiet-danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
                       Delete
                     </button>
                   </td>

@@ -176,7 +176,7 @@ export function RecordsPage() {
                   </button>
                 ) : null}
                 {can('records:purge') ? (
-                  <button type="button" className="danger" onClick={() => setConfirming({ record, action: 'purge' })} aria-label={`Delete record ${record.id} for good`}>
+                  <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'purge' })} aria-label={`Delete record ${record.id} for good`}>
                     Delete for good
                   </button>
                 ) : null}
@@ -189,7 +189,7 @@ export function RecordsPage() {
                   </button>
                 ) : null}
                 {can('records:delete') ? (
-                  <button type="button" className="danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
+                  <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
                     Trash
                   </button>
                 ) : null}

@@ -90,7 +90,7 @@ export function KeyTable(props: {
                         Rotate
                       </button>
                     ) : null}
-                    <button type="button" className="danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
+                    <button type="button" className="quiet-danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
                       Revoke
                     </button>
                   </>

@@ -102,7 +102,7 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
                   <td><Time value={invite.createdAt} /></td>
                   <td><Time value={invite.expiresAt} /></td>
                   <td>
-                    <button type="button" className="danger" onClick={() => setRevoking(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
+                    <button type="button" className="quiet-danger" onClick={() => setRevoking(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
                       Revoke
                     </button>
                   </td>

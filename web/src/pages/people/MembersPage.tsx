@@ -97,7 +97,7 @@ export function MembersPage(): React.JSX.Element {
                     {manage ? (
                       <td>
                         {member.role !== 'owner' ? (
-                          <button type="button" className="danger" onClick={() => setRemoving(member)} aria-label={`Remove ${member.name}`}>
+                          <button type="button" className="quiet-danger" onClick={() => setRemoving(member)} aria-label={`Remove ${member.name}`}>
                             Remove
                           </button>
                         ) : null}

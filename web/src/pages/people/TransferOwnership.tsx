@@ -38,7 +38,7 @@ export function TransferOwnership(props: { members: Member[]; onTransferred: () 
               ))}
             </select>
           </Field>
-          <button type="button" className="danger" disabled={!chosen} onClick={() => setConfirming(true)}>
+          <button type="button" className="quiet-danger" disabled={!chosen} onClick={() => setConfirming(true)}>
             Transfer ownership…
           </button>
         </div>

@@ -71,7 +71,7 @@ export function ServiceAccountRow(props: {
         <button type="button" onClick={props.onIssueKey} aria-label={`Issue a key for ${account.name}`}>
           Issue key
         </button>
-        <button type="button" className="danger" onClick={props.onDelete} aria-label={`Delete ${account.name}`}>
+        <button type="button" className="quiet-danger" onClick={props.onDelete} aria-label={`Delete ${account.name}`}>
           Delete
         </button>
       </td>

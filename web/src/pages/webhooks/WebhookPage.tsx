@@ -117,7 +117,7 @@ export function WebhookPage(): React.JSX.Element {
           <button type="button" onClick={() => setConfirm('rotate')}>
             Rotate secret
           </button>
-          <button type="button" className="danger" onClick={() => setConfirm('delete')}>
+          <button type="button" className="quiet-danger" onClick={() => setConfirm('delete')}>
             Delete
           </button>
         </div>
