@@ -10,10 +10,17 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
 describe('dashboard: data', () => {
   let d: Dashboard;
   let page: Page;
+  /** Every answer of 400 or more to the owner's page, API calls aside (those are tested on their own). */
+  const failedLoads: string[] = [];
 
   beforeAll(async () => {
     d = await startDashboard();
     page = d.page;
+    page.on('response', (response) => {
+      if (response.status() >= 400 && !new URL(response.url()).pathname.startsWith('/v1/')) failedLoads.push(`${response.status()} ${response.url()}`);
+    });
+    // Loaded again with the listener on, so the first page's own files (the favicon too) are seen.
+    await page.reload();
   }, 30_000);
   afterAll(async () => {
     await d?.stop();
@@ -66,6 +73,11 @@ describe('dashboard: data', () => {
     }
     await shown(page.getByText('3 records; showing 3.'));
 
+    // The filter hint names the collection's own fields (its active schema's), not an example's.
+    const hint = page.getByRole('search').locator('.hint');
+    await containsText(hint, 'data.age');
+    expect(await hint.innerText()).toContain('data.status');
+
     await page.getByLabel('Filter', { exact: true }).fill('data.status = "open"');
     await page.getByRole('button', { name: 'Apply' }).click();
     await shown(page.getByText('2 records match the filter; showing 2.'));
@@ -112,9 +124,13 @@ describe('dashboard: data', () => {
   });
 
   it('moves a record to the trash and restores it', async () => {
-    await rowOf('Linus').getByRole('button', { name: /to the trash$/ }).click();
+    // A quiet button on the row; red only for the answer in the question it opens.
+    const trashButton = rowOf('Linus').getByRole('button', { name: /to the trash$/ });
+    expect(await backgroundOf(trashButton)).not.toBe(DANGER_RED);
+    await trashButton.click();
     const dialog = page.getByRole('dialog', { name: 'Move this record to the trash?' });
     await containsText(dialog, '"name":"Linus"');
+    expect(await backgroundOf(dialog.getByRole('button', { name: 'Move to trash' }))).toBe(DANGER_RED);
     await dialog.getByRole('button', { name: 'Move to trash' }).click();
     await rowOf('Linus').waitFor({ state: 'detached' });
     await shown(page.getByText('2 records; showing 2.'));
@@ -260,7 +276,46 @@ describe('dashboard: data', () => {
     await d.shot('data-viewer-collections', viewer);
     await context.close();
   });
+
+  it('scrolls a wide records table inside its box, keeping the id column in view', async () => {
+    const headers = { 'x-baas-workspace': d.owner.workspaceId };
+    expect((await page.request.post('/v1/collections', { data: { name: 'wide' }, headers })).status()).toBe(201);
+    const data = Object.fromEntries(Array.from({ length: 12 }, (_, index) => [`field_${index}`, `a rather long value number ${index} to fill the column`]));
+    expect((await page.request.post('/v1/collections/wide/records', { data: { data }, headers })).status()).toBe(201);
+    await page.goto('/collections/wide/records');
+    const table = page.getByRole('table', { name: 'Records of wide' });
+    await table.waitFor();
+    // The page itself does not scroll sideways: the table's box does.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    const wrap = page.locator('.table-wrap').filter({ has: table });
+    expect(await wrap.evaluate((element) => element.scrollWidth > element.clientWidth)).toBe(true);
+    await wrap.evaluate((element) => {
+      element.scrollLeft = element.scrollWidth;
+    });
+    const idCell = table.locator('tbody th').first();
+    const [wrapBox, idBox] = [await wrap.boundingBox(), await idCell.boundingBox()];
+    expect(Math.abs(idBox!.x - wrapBox!.x)).toBeLessThan(2);
+    // The hint names fields of the records shown when no schema is active.
+    await containsText(page.getByRole('search').locator('.hint'), 'data.field_0');
+    await d.shot('data-records-wide');
+  });
+
+  it('asked for no file the service does not have (a favicon included)', async () => {
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    expect(icon).toMatch(/^\/assets\/.+\.svg$/);
+    const answer = await page.request.get(icon!);
+    expect(answer.status()).toBe(200);
+    expect(answer.headers()['content-type']).toBe('image/svg+xml');
+    expect(failedLoads).toEqual([]);
+  });
 });
+
+/** --danger of web/src/styles.css, as the browser reports a background in it. */
+const DANGER_RED = 'rgb(179, 38, 30)';
+
+async function backgroundOf(locator: Locator): Promise<string> {
+  return locator.evaluate((element) => getComputedStyle(element).backgroundColor);
+}
 
 /** Waits until the element is there and visible (playwright-core has no expect of its own). */
 async function shown(locator: Locator): Promise<void> {

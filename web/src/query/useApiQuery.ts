@@ -16,11 +16,12 @@ export interface Loaded<T> {
  * and parameters); the selected workspace is added to it, so two workspaces never share an answer.
  * `load` gets the query's AbortSignal: leaving the page, or changing the key, cancels the request.
  * A failed load shows its error instead of what was there, so nothing stale stands beside it.
+ * `enabled: false` waits (for what the key depends on) without loading.
  */
-export function useApiQuery<T>(key: readonly unknown[], load: (signal: AbortSignal) => Promise<T>): Loaded<T> {
+export function useApiQuery<T>(key: readonly unknown[], load: (signal: AbortSignal) => Promise<T>, options: { enabled?: boolean } = {}): Loaded<T> {
   const queryKey = useWorkspaceKey(key);
   const client = useQueryClient();
-  const query = useQuery({ queryKey, queryFn: ({ signal }) => load(signal) });
+  const query = useQuery({ queryKey, queryFn: ({ signal }) => load(signal), enabled: options.enabled ?? true });
   return {
     data: query.isError ? undefined : query.data,
     error: query.error,

@@ -15,7 +15,8 @@ import { FilterBar, filterProblem } from './FilterBar.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { RecordsTable } from './RecordsTable.js';
-import type { Collection, RecordData, RecordItem } from '../../api-types.js';
+import type { Collection, RecordData, RecordItem, SchemaVersion } from '../../api-types.js';
+import { filterFields } from './filter-fields.js';
 import { collectionPath } from './collection-paths.js';
 import { recordSummary } from './record-summary.js';
 import './data.css';
@@ -48,6 +49,11 @@ export function RecordsPage() {
     else search.set('count', 'true');
     return api<Page<RecordItem>>('GET', `${collectionPath(name, 'records')}?${search}`, undefined, signal);
   });
+
+  const activeVersion = collection.data?.activeSchemaVersion ?? null;
+  const activeSchemaPath = collectionPath(name, 'schemas', String(activeVersion));
+  const activeSchema = useApiQuery([activeSchemaPath], (signal) => api<SchemaVersion>('GET', activeSchemaPath, undefined, signal), { enabled: activeVersion !== null });
+  const fields = filterFields(activeVersion !== null ? activeSchema.data?.schema : null, records.items);
 
   const [editing, setEditing] = useState<RecordItem | 'new' | null>(null);
   const [panel, setPanel] = useState<'import' | 'export' | null>(null);
@@ -144,7 +150,7 @@ export function RecordsPage() {
         />
       ) : null}
 
-      <FilterBar filter={filter} error={records.error} onApply={(next) => setQuery({ filter: next })} />
+      <FilterBar filter={filter} error={records.error} fields={fields} onApply={(next) => setQuery({ filter: next })} />
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
       <ErrorText error={actionError} />
