@@ -64,6 +64,15 @@ describe('serving the dashboard', () => {
     }
   });
 
+  it('serves the icon the page names, so no browser meets a 404 for it', async () => {
+    const page = await get('/');
+    expect(page.body).toContain('<link rel="icon" type="image/svg+xml" href="/favicon.svg" />');
+    const reply = await get('/favicon.svg');
+    expect(reply.statusCode).toBe(200);
+    expect(reply.headers['content-type']).toBe('image/svg+xml');
+    expect(reply.body).toContain('<svg');
+  });
+
   it('leaves every other path to the API’s JSON 404', async () => {
     for (const url of ['/v1/nope', '/v2/members', '/nowhere', '/collections', '/members/extra', '/invite', '/index.html']) {
       const reply = await get(url);

@@ -9,7 +9,7 @@ import type { App } from './app-type.js';
 
 /**
  * Serves the dashboard (web/, built by `npm run build` into web/dist) at `/`: the files under
- * /assets, and index.html at every page path of the app so its own router takes over (a page
+ * /assets, its icon at /favicon.svg, and index.html at every page path of the app so its own router takes over (a page
  * opened from a bookmark or reloaded works). Paths that are no page answer the JSON 404 like any
  * unknown route.
  */
@@ -87,6 +87,18 @@ export function registerDashboard(app: App): void {
       handler: async (_request, reply) => sendPage(reply),
     });
   }
+
+  // The icon keeps its name (web/public/favicon.svg; browsers look for it by the page's link), so
+  // it may be kept a day, not for good.
+  app.get('/favicon.svg', {
+    config: { operation: 'dashboard.asset', access: OPEN },
+    schema: { hide: true },
+    handler: async (_request, reply) => {
+      const icon = await readFile(path.join(DIST, 'favicon.svg')).catch(() => null);
+      if (icon === null) throw notBuilt();
+      return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').header('x-content-type-options', 'nosniff').send(icon);
+    },
+  });
 
   app.get('/assets/*', {
     config: { operation: 'dashboard.asset', access: OPEN },
