@@ -83,7 +83,9 @@ describe('dashboard: data', () => {
     await shown(page.getByText('2 records match the filter; showing 2.'));
     expect(new URL(page.url()).searchParams.get('filter')).toBe('data.status = "open"');
     // Polled: live updates (the records just made) may bring the page again meanwhile.
-    await expect.poll(() => firstDataCells(2)).toEqual(['Ada', 'Linus']);
+    // Newest first when no order is chosen.
+    await expect.poll(() => firstDataCells(2)).toEqual(['Linus', 'Ada']);
+    await expect.poll(() => page.getByRole('columnheader', { name: 'createdAt' }).getAttribute('aria-sort')).toBe('descending');
 
     // A broken filter: the API's own words, and where it went wrong.
     await page.getByLabel('Filter', { exact: true }).fill('data.age >= ');

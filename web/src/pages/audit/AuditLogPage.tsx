@@ -9,6 +9,7 @@ import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { AuditEntry, Member } from '../../api-types.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /** Actions the service records, for the filter's suggestions; a prefix like `member.*` works too. */
 const KNOWN_ACTIONS = [
@@ -50,7 +51,7 @@ export function AuditLogPage(): React.JSX.Element {
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
   // Only to name people in the filter's suggestions and the targets: without it, ids show instead.
-  const members = useApiQuery(['/v1/members'], (signal) => loadAll<Member>('/v1/members', signal)).data ?? [];
+  const members = useApiQuery(['/v1/members'], async (signal) => newestFirst(await loadAll<Member>('/v1/members', signal), (member) => member.joinedAt)).data ?? [];
 
   // The filters in the address decide what is shown: from the first page again when they change.
   const entries = usePagedQuery<AuditEntry>(['/v1/audit-log', applied, limit], (cursor, signal) => {

@@ -14,7 +14,7 @@ import { ExportPanel } from './ExportPanel.js';
 import { FilterBar, filterProblem } from './FilterBar.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
-import { RecordsTable } from './RecordsTable.js';
+import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
 import type { Collection, RecordData, RecordItem, SchemaVersion } from '../../api-types.js';
 import { filterFields } from './filter-fields.js';
 import { collectionPath } from './collection-paths.js';
@@ -22,6 +22,7 @@ import { recordSummary } from './record-summary.js';
 import './data.css';
 
 const PAGE_SIZE = 50;
+
 /** How long a row stays marked after it changed. */
 const MARK_MS = 4000;
 const RECORD_EVENTS = 'record.created,record.updated,record.deleted,record.restored';
@@ -43,7 +44,7 @@ export function RecordsPage() {
   const records = usePagedQuery<RecordItem>([collectionPath(name, 'records'), { filter, sort, trashed }], (cursor, signal) => {
     const search = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (filter) search.set('filter', filter);
-    if (sort) search.set('sort', sort);
+    search.set('sort', sort || DEFAULT_SORT_PARAM);
     if (trashed) search.set('trashed', 'true');
     if (cursor) search.set('cursor', cursor);
     else search.set('count', 'true');

@@ -8,13 +8,14 @@ import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import type { Invite } from '../../api-types.js';
 import { ASSIGNABLE_ROLES } from './roles.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /**
  * Invites: no email is sent, so the person who invites copies the link and passes it on. The link
  * is shown only right after it is made (the service keeps a hash); revoke and invite again if lost.
  */
 export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Element {
-  const invites = useApiQuery(['/v1/invites'], (signal) => loadAll<Invite>('/v1/invites', signal));
+  const invites = useApiQuery(['/v1/invites'], async (signal) => newestFirst(await loadAll<Invite>('/v1/invites', signal), (invite) => invite.createdAt));
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('editor');
   const [busy, setBusy] = useState(false);

@@ -10,13 +10,14 @@ import { InvitesPanel } from './InvitesPanel.js';
 import { TransferOwnership } from './TransferOwnership.js';
 import type { Member } from '../../api-types.js';
 import { ASSIGNABLE_ROLES } from './roles.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /** People: who is in the workspace with which role; owners and admins manage them and invites. */
 export function MembersPage(): React.JSX.Element {
   useTitle('People');
   const session = useSession();
   const manage = session.can('members:manage');
-  const members = useApiQuery(['/v1/members'], (signal) => loadAll<Member>('/v1/members', signal));
+  const members = useApiQuery(['/v1/members'], async (signal) => newestFirst(await loadAll<Member>('/v1/members', signal), (member) => member.joinedAt));
   const [removing, setRemoving] = useState<Member | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [status, setStatus] = useState('');

@@ -12,6 +12,7 @@ import type { ApiKey, CollectionRef, ServiceAccount } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import { CreateServiceAccountForm } from './CreateServiceAccountForm.js';
 import { ServiceAccountRow } from './ServiceAccountRow.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 interface Loaded {
   accounts: ServiceAccount[];
@@ -25,7 +26,7 @@ export function ServiceAccountsPage(): React.JSX.Element {
   const session = useSession();
   const loaded = useApiQuery<Loaded>(['/v1/service-accounts', 'with keys and collections'], async (signal) => {
     const [accounts, keys, collections] = await Promise.all([
-      loadAll<ServiceAccount>('/v1/service-accounts', signal),
+      loadAll<ServiceAccount>('/v1/service-accounts', signal).then((accounts) => newestFirst(accounts, (account) => account.createdAt)),
       loadAll<ApiKey>('/v1/keys', signal),
       loadAll<CollectionRef>('/v1/collections', signal),
     ]);

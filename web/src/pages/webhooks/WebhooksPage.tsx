@@ -10,13 +10,14 @@ import { RevealedSecret } from '../keys/RevealedSecret.js';
 import type { Webhook, WebhookWithSecret } from '../../api-types.js';
 import { eventsText, stateText } from './webhook-words.js';
 import { WebhookForm } from './WebhookForm.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /** Webhooks of the workspace: the list, and registering a new receiver (its signing secret shown once). */
 export function WebhooksPage(): React.JSX.Element {
   useTitle('Webhooks');
   const loaded = useApiQuery(['/v1/webhooks', 'with collections'], async (signal) => {
     const [webhooks, collections] = await Promise.all([
-      loadAll<Webhook>('/v1/webhooks', signal),
+      loadAll<Webhook>('/v1/webhooks', signal).then((webhooks) => newestFirst(webhooks, (webhook) => webhook.createdAt)),
       loadAll<CollectionRef>('/v1/collections', signal),
     ]);
     return { webhooks, collections };
