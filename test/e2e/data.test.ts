@@ -302,6 +302,17 @@ describe('dashboard: data', () => {
     await d.shot('data-records-wide');
   });
 
+  it("shows the dashboard's own page for an address that is no page", async () => {
+    const answer = await page.goto('/collections/wide/nothing-here');
+    expect(answer?.status()).toBe(404);
+    await shown(page.getByRole('heading', { name: 'Page not found' }));
+    await shown(page.getByRole('navigation', { name: 'Main' }));
+    // What a browser left out of the log above: this 404 was asked for.
+    const asked = failedLoads.findIndex((line) => line === `404 ${d.baseUrl}/collections/wide/nothing-here`);
+    expect(asked).toBeGreaterThanOrEqual(0);
+    failedLoads.splice(asked, 1);
+  });
+
   it('asked for no file the service does not have (a favicon included)', async () => {
     const icon = await page.locator('link[rel="icon"]').getAttribute('href');
     expect(icon).toBe('/favicon.svg');
