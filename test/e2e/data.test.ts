@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
@@ -300,6 +302,28 @@ describe('dashboard: data', () => {
     // The hint names fields of the records shown when no schema is active.
     await containsText(page.getByRole('search').locator('.hint'), 'data.field_0');
     await d.shot('data-records-wide');
+  });
+
+  it('gives curl and SDK examples for the collection, and the curl one works as pasted', async () => {
+    await page.goto('/collections/leads');
+    const curl = await page.getByLabel('curl', { exact: true }).innerText();
+    expect(curl).toContain(`'${d.baseUrl}/v1/collections/leads/records'`);
+    // A record shaped like the active schema (name, age, status), so the example passes it.
+    expect(curl).toContain(`-d '{"data":{"name":"text","age":1,"status":"text"}}'`);
+    const sdk = await page.getByLabel('JavaScript (@plainbase/sdk)').innerText();
+    expect(sdk).toContain(`new Plainbase({ url: "${d.baseUrl}", key: process.env.PLAINBASE_KEY })`);
+    expect(sdk).toContain('pb.collection("leads").records');
+    await d.shot('data-collection-snippets');
+
+    const headers = { 'x-baas-workspace': d.owner.workspaceId };
+    const made = await page.request.post('/v1/keys', { headers, data: { name: 'snippet', scopes: ['records:read', 'records:create'] } });
+    expect(made.status()).toBe(201);
+    const { secret } = (await made.json()) as { secret: string };
+    const { stdout } = await promisify(execFile)('bash', ['-c', `set -e\n${curl}`], { env: { ...process.env, PLAINBASE_KEY: secret } });
+    const created = JSON.parse(stdout.slice(0, stdout.indexOf('}{') + 1)) as { id: string; data: unknown };
+    expect(created.data).toEqual({ name: 'text', age: 1, status: 'text' });
+    const newest = JSON.parse(stdout.slice(stdout.indexOf('}{') + 1)) as { data: { id: string }[] };
+    expect(newest.data[0]!.id).toBe(created.id);
   });
 
   it("shows the dashboard's own page for an address that is no page", async () => {

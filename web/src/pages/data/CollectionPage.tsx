@@ -9,7 +9,8 @@ import { FormActions } from '../../ui/FormActions.js';
 import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
-import type { Collection } from '../../api-types.js';
+import type { Collection, SchemaVersion } from '../../api-types.js';
+import { ApiSnippets } from './ApiSnippets.js';
 import { COLLECTION_NAME, COLLECTION_NAME_RULE, collectionPath, pagePath } from './collection-paths.js';
 import './data.css';
 
@@ -21,6 +22,9 @@ export function CollectionPage() {
   const session = useSession();
   const collection = useApiQuery([collectionPath(name)], (signal) => api<Collection>('GET', collectionPath(name), undefined, signal));
   const canUpdate = session.can('collections:update');
+  const activeVersion = collection.data?.activeSchemaVersion ?? null;
+  const activeSchemaPath = collectionPath(name, 'schemas', String(activeVersion));
+  const activeSchema = useApiQuery([activeSchemaPath], (signal) => api<SchemaVersion>('GET', activeSchemaPath, undefined, signal), { enabled: activeVersion !== null });
 
   const [newName, setNewName] = useState('');
   const [description, setDescription] = useState('');
@@ -116,6 +120,7 @@ export function CollectionPage() {
               <p className="hint">Your role ({session.workspace.role}) can read these settings but not change them.</p>
             )}
           </form>
+          {activeVersion === null || activeSchema.data ? <ApiSnippets collection={current.name} schema={activeSchema.data?.schema ?? null} /> : null}
           {session.can('collections:delete') ? (
             <section className="panel danger-zone stack" aria-labelledby="trash-title">
               <h2 id="trash-title">Move to the trash</h2>
