@@ -64,10 +64,33 @@ describe('dashboard: data', () => {
     await d.shot('data-schema-versions');
   });
 
-  it('adds records as JSON, filters them and sorts by a column', async () => {
+  it('adds records with the form the schema makes and as JSON, filters them and sorts by a column', async () => {
     await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Records' }).click();
-    for (const data of [{ name: 'Ada', age: 36, status: 'open' }, { name: 'Grace', age: 45, status: 'closed' }, { name: 'Linus', age: 12, status: 'open' }]) {
+    // The first through the form generated from the active schema: typed inputs, checked in the
+    // browser before anything is sent, each problem under its field.
+    await page.getByRole('button', { name: 'New record' }).click();
+    expect(await page.getByRole('button', { name: 'Form', exact: true }).getAttribute('aria-pressed')).toBe('true');
+    const form = page.locator('.record-form');
+    expect(await form.getByLabel('age', { exact: true }).getAttribute('type')).toBe('number');
+    await form.getByLabel('age', { exact: true }).fill('-1');
+    await page.getByRole('button', { name: 'Create record' }).click();
+    await containsText(form, 'name is required');
+    await containsText(form, 'age must be >= 0');
+    expect(await form.getByLabel('age', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await d.shot('data-record-form-errors');
+    await form.getByLabel('name', { exact: true }).fill('Ada');
+    await form.getByLabel('age', { exact: true }).fill('36');
+    await form.getByLabel('status', { exact: true }).fill('open');
+    await page.getByRole('button', { name: 'Create record' }).click();
+    await shown(page.getByRole('status').filter({ hasText: 'Created record rec_' }));
+    await shown(rowOf('Ada'));
+    const ada = (await (await page.request.get('/v1/collections/leads/records?filter=data.name%20%3D%20%22Ada%22', { headers: { 'x-baas-workspace': d.owner.workspaceId } })).json()) as { data: { data: unknown }[] };
+    expect(ada.data[0]!.data).toEqual({ name: 'Ada', age: 36, status: 'open' });
+
+    // The raw JSON editor is one click away.
+    for (const data of [{ name: 'Grace', age: 45, status: 'closed' }, { name: 'Linus', age: 12, status: 'open' }]) {
       await page.getByRole('button', { name: 'New record' }).click();
+      await page.getByRole('button', { name: 'JSON', exact: true }).click();
       await page.getByLabel('Data (JSON)').fill(JSON.stringify(data, null, 2));
       await page.getByRole('button', { name: 'Create record' }).click();
       await shown(page.getByRole('status').filter({ hasText: 'Created record rec_' }));
@@ -110,6 +133,7 @@ describe('dashboard: data', () => {
 
   it("shows the schema's error beside the field when an edit breaks it, then saves the fix", async () => {
     await rowOf('Ada').getByRole('button', { name: /^Edit record/ }).click();
+    await page.getByRole('button', { name: 'JSON', exact: true }).click();
     const editor = page.getByLabel('Data (JSON)');
     await editor.fill('{\n  "name": "Ada",\n  "age": -1,\n  "status": "open"\n}\n');
     await page.getByRole('button', { name: 'Save record' }).click();

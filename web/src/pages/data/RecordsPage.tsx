@@ -142,6 +142,7 @@ export function RecordsPage() {
           collection={name}
           record={editing === 'new' ? null : editing}
           activeSchemaVersion={collection.data?.activeSchemaVersion ?? null}
+          schema={activeSchema.data?.schema}
           onClose={() => setEditing(null)}
           onSaved={(saved) => {
             setEditing(null);
