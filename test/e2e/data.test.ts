@@ -350,6 +350,24 @@ describe('dashboard: data', () => {
     expect(newest.data[0]!.id).toBe(created.id);
   });
 
+  it('cancels what a page was still loading when it is left', async () => {
+    const filesList = '**/v1/collections/leads/files?**';
+    const aborted: string[] = [];
+    page.on('requestfailed', (request) => {
+      if (request.url().includes('/v1/collections/leads/files?')) aborted.push(request.failure()?.errorText ?? 'failed');
+    });
+    // The list answers slowly, so the page is left while it still waits.
+    await page.route(filesList, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await route.continue().catch(() => undefined);
+    });
+    await page.goto('/collections/leads/files');
+    await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Records' }).click();
+    await page.getByRole('heading', { name: 'leads: records' }).waitFor();
+    await expect.poll(() => aborted, { timeout: 10_000 }).toEqual(['net::ERR_ABORTED']);
+    await page.unroute(filesList);
+  });
+
   it("shows the dashboard's own page for an address that is no page", async () => {
     const answer = await page.goto('/collections/wide/nothing-here');
     expect(answer?.status()).toBe(404);
