@@ -64,6 +64,30 @@ describe('serving the dashboard', () => {
     }
   });
 
+  it('answers a browser asking for an unknown address with the page and 404, so the app says it is not found', async () => {
+    const asPage = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    for (const url of ['/nowhere', '/collections', '/members/extra', '/index.html']) {
+      const reply = await t.app.inject({ method: 'GET', url, headers: asPage });
+      expect(reply.statusCode, url).toBe(404);
+      expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(reply.body).toContain('<div id="root"></div>');
+      expect(String(reply.headers['content-security-policy'])).toContain("default-src 'self'");
+    }
+    // The API's paths stay the API's, whoever asks.
+    const api = await t.app.inject({ method: 'GET', url: '/v1/nope', headers: asPage });
+    expect(api.statusCode).toBe(404);
+    expect(api.json().error.code).toBe('NOT_FOUND');
+  });
+
+  it('serves the icon the page names, so no browser meets a 404 for it', async () => {
+    const page = await get('/');
+    expect(page.body).toContain('<link rel="icon" type="image/svg+xml" href="/favicon.svg" />');
+    const reply = await get('/favicon.svg');
+    expect(reply.statusCode).toBe(200);
+    expect(reply.headers['content-type']).toBe('image/svg+xml');
+    expect(reply.body).toContain('<svg');
+  });
+
   it('leaves every other path to the API’s JSON 404', async () => {
     for (const url of ['/v1/nope', '/v2/members', '/nowhere', '/collections', '/members/extra', '/invite', '/index.html']) {
       const reply = await get(url);

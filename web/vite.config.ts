@@ -36,6 +36,8 @@ function recordSourcesOutsideWeb(): Plugin {
 export default defineConfig({
   root: webRoot,
   plugins: [react(), recordSourcesOutsideWeb()],
+  // The API's generated types (web/tsconfig.json names the same file); imported as types only.
+  resolve: { alias: { '@plainbase/openapi': path.join(repositoryRoot, 'sdk/src/generated/openapi.ts') } },
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: true },
   server: {
     proxy: { '/v1': process.env.DASHBOARD_API ?? 'http://127.0.0.1:8080' },

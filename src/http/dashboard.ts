@@ -2,15 +2,17 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { OPEN } from './access.js';
 import type { App } from './app-type.js';
 
 /**
  * Serves the dashboard (web/, built by `npm run build` into web/dist) at `/`: the files under
- * /assets, and index.html at every page path of the app so its own router takes over (a page
- * opened from a bookmark or reloaded works). Paths that are no page answer the JSON 404 like any
+ * /assets, its icon at /favicon.svg, and index.html at every page path of the app so its own
+ * router takes over (a page opened from a bookmark or reloaded works). A browser that asks for a
+ * page at any other address (outside /v1) gets index.html too, with status 404, and the app shows
+ * its own "Page not found"; programs, and every path under /v1, get the API's JSON 404 like any
  * unknown route.
  */
 
@@ -88,6 +90,28 @@ export function registerDashboard(app: App): void {
     });
   }
 
+  // Matched only when no other route is: a path that is no page, no file and no API route.
+  app.get('/*', {
+    config: { operation: 'dashboard.not-found', access: OPEN },
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      if (request.url.startsWith('/v1/') || !asksForPage(request)) return reply.callNotFound();
+      return sendPage(reply, 404);
+    },
+  });
+
+  // The icon keeps its name (web/public/favicon.svg; browsers look for it by the page's link), so
+  // it may be kept a day, not for good.
+  app.get('/favicon.svg', {
+    config: { operation: 'dashboard.asset', access: OPEN },
+    schema: { hide: true },
+    handler: async (_request, reply) => {
+      const icon = await readFile(path.join(DIST, 'favicon.svg')).catch(() => null);
+      if (icon === null) throw notBuilt();
+      return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').header('x-content-type-options', 'nosniff').send(icon);
+    },
+  });
+
   app.get('/assets/*', {
     config: { operation: 'dashboard.asset', access: OPEN },
     schema: { hide: true },
@@ -109,8 +133,13 @@ export function registerDashboard(app: App): void {
   });
 }
 
-async function sendPage(reply: FastifyReply): Promise<FastifyReply> {
+/** A browser opening an address asks for HTML first; fetch() calls and programs do not. */
+function asksForPage(request: FastifyRequest): boolean {
+  return /\btext\/html\b/.test(request.headers.accept ?? '');
+}
+
+async function sendPage(reply: FastifyReply, status = 200): Promise<FastifyReply> {
   const html = await readFile(path.join(DIST, 'index.html'), 'utf8').catch(() => null);
   if (html === null) throw notBuilt();
-  return reply.type('text/html; charset=utf-8').headers(PAGE_HEADERS).send(html);
+  return reply.code(status).type('text/html; charset=utf-8').headers(PAGE_HEADERS).send(html);
 }

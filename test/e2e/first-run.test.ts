@@ -95,6 +95,12 @@ describe('first run in the browser', () => {
     // Every API call now names the selected workspace: its audit log shows its own creation.
     await page.getByRole('link', { name: 'Audit log' }).click();
     await expect(page.getByRole('table').textContent()).resolves.toContain('name: Field research');
+    // The time is short and on one line, the full time on hover; the details are names and values.
+    const when = page.getByRole('table').locator('tbody time').first();
+    expect(await when.getAttribute('title')).toMatch(/\(\d{4}-\d{2}-\d{2}T[\d:.]+Z\)$/);
+    expect(await when.evaluate((element) => element.getClientRects().length)).toBe(1);
+    expect(await when.evaluate((element) => getComputedStyle(element.closest('td')!).whiteSpace)).toBe('nowrap');
+    await expect(page.getByRole('table').locator('dl dt').allTextContents()).resolves.toContain('name:');
     await screenshot(page, 'audit-log');
 
     await switcher.selectOption({ label: 'default (owner)' });

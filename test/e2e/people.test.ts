@@ -77,6 +77,8 @@ describe('people in the browser', () => {
     await memberRow(page, newcomer.email).waitFor();
     // The accepted invite is no longer waiting.
     await page.getByText('No invites are waiting.').waitFor();
+    // Newest first: the member who just joined heads the list, before the owner.
+    await expect(page.getByRole('table', { name: /^Members of/ }).locator('tbody tr').first().textContent()).resolves.toContain(newcomer.email);
     await page.getByLabel(`Role of ${newcomer.name}`).selectOption('editor');
     await page.getByText(`${newcomer.name} is now an editor.`).waitFor();
     await d.shot('people-members');

@@ -37,13 +37,23 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
   return { accept: 'application/json', ...(workspaceId ? { [WORKSPACE_HEADER]: workspaceId } : {}), ...extra };
 }
 
-/** JSON call to the API: sends the session cookie and the current workspace header (x-baas-workspace). */
-export async function api<T = unknown>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+/** Called after every write the API accepted, so the query cache forgets what may have changed. */
+let onWritten: (() => void) | null = null;
+export function onApiWrite(listener: (() => void) | null): void {
+  onWritten = listener;
+}
+
+/**
+ * JSON call to the API: sends the session cookie and the current workspace header
+ * (x-baas-workspace). `signal` cancels it (a query's, when its page is left).
+ */
+export async function api<T = unknown>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   const response = await send(path, {
     method,
     // A JSON content type also satisfies the API's CSRF rule for cookie-signed writes.
     headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }),
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
   });
   return readAnswer<T>(response.status, response.headers.get('content-type'), await response.text());
 }
@@ -118,6 +128,7 @@ async function send(path: string, init: RequestInit): Promise<Response> {
   // A session that ended (expired, signed out elsewhere) sends the app back to sign-in; a wrong
   // password on the sign-in or invite form is not that.
   if (response.status === 401 && !/^\/v1\/(auth|invites)\//.test(path)) onSignedOut?.();
+  if (response.ok && init.method !== 'GET') onWritten?.();
   return response;
 }
 
@@ -134,6 +145,7 @@ export function upload<T = unknown>(path: string, body: Blob | File, contentType
     request.onerror = () => reject(new ApiError(0, 'NETWORK', 'The upload was interrupted: the service cannot be reached.', null));
     request.onload = () => {
       onProgress?.(1);
+      if (request.status >= 200 && request.status < 300) onWritten?.();
       try {
         resolve(readAnswer<T>(request.status, request.getResponseHeader('content-type'), request.responseText));
       } catch (error) {
@@ -201,12 +213,12 @@ export function withCursor(path: string, cursor: string | null | undefined): str
  * Every item of a cursor-paged list, for pickers and for naming things (collections, keys): such
  * lists are short, and a picker that silently missed the second page would mislead.
  */
-export async function loadAll<T>(path: string): Promise<T[]> {
+export async function loadAll<T>(path: string, signal?: AbortSignal): Promise<T[]> {
   const items: T[] = [];
   const first = `${path}${path.includes('?') ? '&' : '?'}limit=1000`;
   let cursor: string | null = null;
   do {
-    const page: Page<T> = await api<Page<T>>('GET', withCursor(first, cursor));
+    const page: Page<T> = await api<Page<T>>('GET', withCursor(first, cursor), undefined, signal);
     items.push(...page.data);
     cursor = page.nextCursor;
   } while (cursor);

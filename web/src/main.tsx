@@ -1,13 +1,20 @@
+import { QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { onApiWrite } from './api.js';
 import { App } from './App.js';
+import { invalidateAfterWrite, queryClient } from './query/query-client.js';
 import { AuthProvider } from './session.js';
 import './styles.css';
 
+onApiWrite(invalidateAfterWrite);
+
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <AuthProvider>
-      <App />
-    </AuthProvider>
+    <QueryClientProvider client={queryClient}>
+      <AuthProvider>
+        <App />
+      </AuthProvider>
+    </QueryClientProvider>
   </StrictMode>,
 );

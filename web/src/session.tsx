@@ -1,23 +1,13 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { ROLE_ABILITIES, type Ability } from '../../src/abilities.js';
 import { api, ApiError, onSessionEnded, setWorkspaceHeader } from './api.js';
+import type { Person, SessionBody, Workspace } from './api-types.js';
+import { queryClient } from './query/query-client.js';
 
 /**
  * Who is signed in and which workspace they are looking at. The role table is the server's own
  * (src/abilities.ts), so the dashboard offers exactly what the API would allow.
  */
-
-export interface Workspace {
-  id: string;
-  name: string;
-  role: 'owner' | 'admin' | 'editor' | 'viewer';
-}
-
-export interface Person {
-  id: string;
-  email: string;
-  name: string;
-}
 
 export interface SessionState {
   person: Person;
@@ -26,13 +16,6 @@ export interface SessionState {
   can(ability: string): boolean; // from src/abilities.ts ROLE_ABILITIES[workspace.role]
   switchWorkspace(id: string): void;
   refresh(): Promise<void>;
-}
-
-/** The answer of sign-in, setup, invite acceptance and GET /v1/auth/session. */
-export interface SessionBody {
-  person: Person;
-  expiresAt: string;
-  workspaces: Workspace[];
 }
 
 /** What the whole app knows: nobody yet (loading), signed out, or a person with maybe no workspace. */
@@ -103,6 +86,11 @@ export function AuthProvider(props: { children: ReactNode }): React.JSX.Element 
     onSessionEnded(() => setBody(null));
     return () => onSessionEnded(null);
   }, [refresh]);
+
+  // Signed out: nothing the last person saw stays in the cache for whoever signs in next.
+  useEffect(() => {
+    if (body === null) queryClient.clear();
+  }, [body]);
 
   const workspace = body ? pickWorkspace(body.workspaces, selectedId) : null;
   // Set during render, not in an effect: a page's first request must already name the workspace.

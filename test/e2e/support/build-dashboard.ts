@@ -25,7 +25,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WEB = path.join(ROOT, 'web');
 const DIST = path.join(WEB, 'dist');
 /** web/'s own sources, watched whole (a new file counts too). */
-const WEB_SOURCES = ['src', 'index.html', 'vite.config.ts', 'tsconfig.json'].map((name) => path.join(WEB, name));
+const WEB_SOURCES = ['src', 'public', 'index.html', 'vite.config.ts', 'tsconfig.json'].map((name) => path.join(WEB, name));
 /** The files outside web/ that the last build read, relative to the repository root. */
 const SOURCES_FILE = 'sources.json';
 
@@ -87,6 +87,10 @@ export async function buildDashboard(): Promise<void> {
     fs.mkdirSync(path.join(DIST, 'assets'), { recursive: true });
     for (const name of fs.readdirSync(path.join(staging, 'assets'))) {
       fs.copyFileSync(path.join(staging, 'assets', name), path.join(DIST, 'assets', name));
+    }
+    // web/public's files (the favicon) keep their names at the top of the build.
+    for (const entry of fs.readdirSync(staging, { withFileTypes: true })) {
+      if (entry.isFile() && entry.name !== 'index.html') fs.copyFileSync(path.join(staging, entry.name), path.join(DIST, entry.name));
     }
     // Written before index.html: a build is never taken for fresh without the list of what it read.
     fs.writeFileSync(path.join(DIST, SOURCES_FILE), `${JSON.stringify(sourcesOutsideWeb(read), null, 2)}\n`);

@@ -6,21 +6,10 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
-import { usePaged } from '../../ui/usePaged.js';
-import type { Member } from '../people/types.js';
-
-interface AuditEntry {
-  id: string;
-  at: string;
-  actor: { type: string; id: string | null; name: string | null };
-  action: string;
-  target: { type: string; id: string } | null;
-  ip: string | null;
-  userAgent: string | null;
-  requestId: string | null;
-  details: Record<string, unknown>;
-}
+import { useApiQuery } from '../../query/useApiQuery.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
+import type { AuditEntry, Member } from '../../api-types.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /** Actions the service records, for the filter's suggestions; a prefix like `member.*` works too. */
 const KNOWN_ACTIONS = [
@@ -62,18 +51,18 @@ export function AuditLogPage(): React.JSX.Element {
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
   // Only to name people in the filter's suggestions and the targets: without it, ids show instead.
-  const members = useLoad(() => loadAll<Member>('/v1/members'), session.workspace.id).data ?? [];
+  const members = useApiQuery(['/v1/members'], async (signal) => newestFirst(await loadAll<Member>('/v1/members', signal), (member) => member.joinedAt)).data ?? [];
 
   // The filters in the address decide what is shown: from the first page again when they change.
-  const entries = usePaged<AuditEntry>((cursor) => {
+  const entries = usePagedQuery<AuditEntry>(['/v1/audit-log', applied, limit], (cursor, signal) => {
     const params = new URLSearchParams({ limit: String(limit) });
     if (applied.actor) params.set('actor', applied.actor);
     if (applied.action) params.set('action', applied.action);
     const since = toInstant(applied.since);
     if (since) params.set('since', since);
     if (cursor) params.set('cursor', cursor);
-    return api<Page<AuditEntry>>('GET', `/v1/audit-log?${params}`);
-  }, `${session.workspace.id}|${filterKey}`);
+    return api<Page<AuditEntry>>('GET', `/v1/audit-log?${params}`, undefined, signal);
+  });
 
   useEffect(() => setForm(applied), [filterKey]);
 
@@ -132,7 +121,7 @@ export function AuditLogPage(): React.JSX.Element {
             <caption className="visually-hidden">Audit log of {session.workspace.name}, newest first</caption>
             <thead>
               <tr>
-                <th scope="col">When</th>
+                <th scope="col" className="nowrap">When</th>
                 <th scope="col">Actor</th>
                 <th scope="col">Action</th>
                 <th scope="col">Target</th>
@@ -142,7 +131,7 @@ export function AuditLogPage(): React.JSX.Element {
             <tbody>
               {entries.items.map((entry) => (
                 <tr key={entry.id}>
-                  <td><Time value={entry.at} /></td>
+                  <td className="nowrap"><Time value={entry.at} compact /></td>
                   <td>
                     {actorName(entry)} <span className="muted">({entry.actor.type.replace('_', ' ')})</span>
                   </td>
@@ -179,18 +168,42 @@ function Target(props: { target: AuditEntry['target']; members: Member[] }): Rea
   );
 }
 
+/** What the entry records, one name and value a line, then where the request came from. */
 function Details(props: { entry: AuditEntry }): React.JSX.Element {
   const { details, ip, requestId } = props.entry;
-  const pairs = Object.entries(details).map(([name, value]) => `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  const pairs = Object.entries(details);
   return (
-    <span className="audit-details">
-      {pairs.join(', ') || '—'}
+    <div className="audit-details">
+      {pairs.length ? <DetailList pairs={pairs} /> : '—'}
       {ip || requestId ? (
         <small className="muted">
-          {' '}
           {ip ? `from ${ip}` : ''} {requestId ? `· ${requestId}` : ''}
         </small>
       ) : null}
-    </span>
+    </div>
   );
+}
+
+function DetailList(props: { pairs: [string, unknown][] }): React.JSX.Element {
+  return (
+    <dl className="detail-list">
+      {props.pairs.map(([name, value]) => (
+        <div key={name}>
+          <dt>{name}:</dt> <dd><DetailValue value={value} /></dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** A value for people: text as it is, a list joined, an object as its own names and values. */
+function DetailValue(props: { value: unknown }): React.JSX.Element {
+  const { value } = props;
+  if (value === null || value === undefined) return <span className="muted">none</span>;
+  if (Array.isArray(value)) {
+    if (value.every((item) => item === null || typeof item !== 'object')) return <>{value.length ? value.map(String).join(', ') : <span className="muted">none</span>}</>;
+    return <code>{JSON.stringify(value)}</code>;
+  }
+  if (typeof value === 'object') return <DetailList pairs={Object.entries(value)} />;
+  return <>{String(value)}</>;
 }

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, ApiError, fieldError } from '../../api.js';
 import { navigate, useRoute, useTitle } from '../../router.js';
-import { useAuth, type SessionBody } from '../../session.js';
+import type { SessionBody } from '../../api-types.js';
+import { useAuth } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';

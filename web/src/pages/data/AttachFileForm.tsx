@@ -3,8 +3,10 @@ import { api, fieldError, type Page } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
-import { useLoad } from '../../ui/useLoad.js';
-import { collectionPath, recordSummary, type RecordItem, type StoredFile } from './types.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
+import type { RecordItem, StoredFile } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { recordSummary } from './record-summary.js';
 
 /** Attaches a file to one record of the same collection, chosen by id (the newest records are offered). */
 export function AttachFileForm(props: { collection: string; file: StoredFile; onAttached: (record: RecordItem) => void; onCancel: () => void }) {
@@ -12,7 +14,8 @@ export function AttachFileForm(props: { collection: string; file: StoredFile; on
   const [recordId, setRecordId] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const recent = useLoad(() => api<Page<RecordItem>>('GET', `${collectionPath(props.collection, 'records')}?limit=100&sort=-createdAt`), props.collection);
+  const recentPath = `${collectionPath(props.collection, 'records')}?limit=100&sort=-createdAt`;
+  const recent = useApiQuery([recentPath], (signal) => api<Page<RecordItem>>('GET', recentPath, undefined, signal));
 
   async function submit(event: FormEvent) {
     event.preventDefault();

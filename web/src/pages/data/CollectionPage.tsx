@@ -7,9 +7,11 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
-import { COLLECTION_NAME, COLLECTION_NAME_RULE, collectionPath, pagePath, type Collection } from './types.js';
+import type { Collection, SchemaVersion } from '../../api-types.js';
+import { ApiSnippets } from './ApiSnippets.js';
+import { COLLECTION_NAME, COLLECTION_NAME_RULE, collectionPath, pagePath } from './collection-paths.js';
 import './data.css';
 
 /** `/collections/:name`: a collection's settings (name, description, public switch) and its move to the trash. */
@@ -18,8 +20,11 @@ export function CollectionPage() {
   const name = params.name ?? '';
   useTitle(`${name}: settings`);
   const session = useSession();
-  const collection = useLoad(() => api<Collection>('GET', collectionPath(name)), `${session.workspace.id}/${name}`);
+  const collection = useApiQuery([collectionPath(name)], (signal) => api<Collection>('GET', collectionPath(name), undefined, signal));
   const canUpdate = session.can('collections:update');
+  const activeVersion = collection.data?.activeSchemaVersion ?? null;
+  const activeSchemaPath = collectionPath(name, 'schemas', String(activeVersion));
+  const activeSchema = useApiQuery([activeSchemaPath], (signal) => api<SchemaVersion>('GET', activeSchemaPath, undefined, signal), { enabled: activeVersion !== null });
 
   const [newName, setNewName] = useState('');
   const [description, setDescription] = useState('');
@@ -115,12 +120,13 @@ export function CollectionPage() {
               <p className="hint">Your role ({session.workspace.role}) can read these settings but not change them.</p>
             )}
           </form>
+          {activeVersion === null || activeSchema.data ? <ApiSnippets collection={current.name} schema={activeSchema.data?.schema ?? null} /> : null}
           {session.can('collections:delete') ? (
             <section className="panel danger-zone stack" aria-labelledby="trash-title">
               <h2 id="trash-title">Move to the trash</h2>
               <p>Its records and files are kept and can be restored from the Trash; until then they cannot be read or written.</p>
               <div className="actions">
-                <button type="button" className="danger" onClick={() => setConfirmTrash(true)}>
+                <button type="button" className="quiet-danger" onClick={() => setConfirmTrash(true)}>
                   Move {current.name} to the trash
                 </button>
               </div>

@@ -1,6 +1,6 @@
 import { Link } from '../../router.js';
 import { useSession } from '../../session.js';
-import { pagePath } from './types.js';
+import { pagePath } from './collection-paths.js';
 
 /** The header of every page of one collection, with its sub-pages; the current one is marked. */
 export function CollectionTabs(props: { name: string; title: string }) {

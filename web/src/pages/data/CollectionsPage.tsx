@@ -6,18 +6,18 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { CreateCollectionForm } from './CreateCollectionForm.js';
-import { collectionPath, pagePath, type Collection } from './types.js';
+import type { Collection } from '../../api-types.js';
+import { collectionPath, pagePath } from './collection-paths.js';
 import './data.css';
 
 /** `/`: the workspace's collections; create one, open one, move one to the trash. */
 export function CollectionsPage() {
   useTitle('Collections');
   const session = useSession();
-  const collections = usePaged<Collection>(
-    (cursor) => api<Page<Collection>>('GET', withCursor('/v1/collections?limit=100', cursor)),
-    session.workspace.id,
+  const collections = usePagedQuery<Collection>(['/v1/collections', 'paged'], (cursor, signal) =>
+    api<Page<Collection>>('GET', withCursor('/v1/collections?limit=100', cursor), undefined, signal),
   );
   const [trashing, setTrashing] = useState<Collection | null>(null);
   const [notice, setNotice] = useState('');
@@ -68,7 +68,7 @@ export function CollectionsPage() {
                   <td className="row-actions">
                     <Link to={pagePath(collection.name)}>Settings</Link>
                     {session.can('collections:delete') ? (
-                      <button type="button" className="danger" onClick={() => setTrashing(collection)} aria-label={`Move ${collection.name} to the trash`}>
+                      <button type="button" className="quiet-danger" onClick={() => setTrashing(collection)} aria-label={`Move ${collection.name} to the trash`}>
                         Move to trash
                       </button>
                     ) : null}

@@ -3,7 +3,8 @@ import { api, fieldError } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
-import { COLLECTION_NAME, COLLECTION_NAME_RULE, type Collection } from './types.js';
+import type { Collection } from '../../api-types.js';
+import { COLLECTION_NAME, COLLECTION_NAME_RULE } from './collection-paths.js';
 
 /** Creates a collection: name (docs/design.md §2 rules), description, public switch. */
 export function CreateCollectionForm(props: { onCreated: (collection: Collection) => void }) {

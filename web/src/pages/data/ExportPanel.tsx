@@ -1,7 +1,8 @@
 import { useId, useState } from 'react';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { downloadFromApi } from './download.js';
-import { collectionPath, formatBytes } from './types.js';
+import { collectionPath } from './collection-paths.js';
+import { formatBytes } from '../../ui/format-bytes.js';
 
 /** Downloads the collection's records (not the trash) as NDJSON or CSV, optionally only those matching the current filter. */
 export function ExportPanel(props: { collection: string; filter: string }) {

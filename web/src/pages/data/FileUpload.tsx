@@ -4,7 +4,9 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { ProgressBar } from '../../ui/ProgressBar.js';
-import { collectionPath, formatBytes, type StoredFile } from './types.js';
+import type { StoredFile } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { formatBytes } from '../../ui/format-bytes.js';
 
 /** Uploads one file into the collection, with a progress bar; the name and type come from the chosen file. */
 export function FileUpload(props: { collection: string; onUploaded: (file: StoredFile) => void }) {

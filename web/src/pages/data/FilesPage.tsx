@@ -6,12 +6,14 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { AttachFileForm } from './AttachFileForm.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { downloadFromApi } from './download.js';
 import { FileUpload } from './FileUpload.js';
-import { collectionPath, formatBytes, type StoredFile } from './types.js';
+import type { StoredFile } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { formatBytes } from '../../ui/format-bytes.js';
 import './data.css';
 
 /** `/collections/:name/files`: upload with progress, list, download, attach to a record, delete. */
@@ -20,9 +22,8 @@ export function FilesPage() {
   const name = params.name ?? '';
   useTitle(`${name}: files`);
   const session = useSession();
-  const files = usePaged<StoredFile>(
-    (cursor) => api<Page<StoredFile>>('GET', withCursor(`${collectionPath(name, 'files')}?limit=100`, cursor)),
-    `${session.workspace.id}/${name}`,
+  const files = usePagedQuery<StoredFile>([collectionPath(name, 'files')], (cursor, signal) =>
+    api<Page<StoredFile>>('GET', withCursor(`${collectionPath(name, 'files')}?limit=100`, cursor), undefined, signal),
   );
   const [attaching, setAttaching] = useState<StoredFile | null>(null);
   const [deleting, setDeleting] = useState<StoredFile | null>(null);
@@ -122,7 +123,7 @@ export function FilesPage() {
                         <button type="button" onClick={() => setAttaching(file)} aria-label={`Attach ${file.name} to a record`}>
                           Attach…
                         </button>
-                        <button type="button" className="danger" onClick={() => setDeleting(file)} aria-label={`Delete ${file.name}`}>
+                        <button type="button" className="quiet-danger" onClick={() => setDeleting(file)} aria-label={`Delete ${file.name}`}>
                           Delete
                         </button>
                       </>

@@ -1,11 +1,13 @@
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useId, useState, type FormEvent } from 'react';
 import { ApiError, errorText } from '../../api.js';
 
 /**
- * The filter of the records list, in the API's own syntax (docs/design.md §5, docs/queries.md). A bad
- * filter comes back as 400 with details.position: the bar says what is wrong and points at where.
+ * The filter of the records list, in the API's own syntax (docs/queries.md). A bad filter comes
+ * back as 400 with details.position: the bar says what is wrong and points at where. `fields` are
+ * the collection's own data fields (its active schema's, or those of the records shown), so the
+ * hint names what this collection has.
  */
-export function FilterBar(props: { filter: string; error: unknown; onApply: (filter: string) => void }) {
+export function FilterBar(props: { filter: string; error: unknown; fields: string[]; onApply: (filter: string) => void }) {
   const [text, setText] = useState(props.filter);
   const id = useId();
   useEffect(() => setText(props.filter), [props.filter]);
@@ -26,7 +28,7 @@ export function FilterBar(props: { filter: string; error: unknown; onApply: (fil
           type="search"
           value={text}
           onChange={(event) => setText(event.target.value)}
-          placeholder='data.age >= 18 && (data.status = "open" || data.vip = true)'
+          placeholder={props.fields.length ? `data.${props.fields[0]} = "…"` : 'data.field = "value"'}
           spellCheck={false}
           autoComplete="off"
           aria-invalid={problem ? true : undefined}
@@ -40,7 +42,20 @@ export function FilterBar(props: { filter: string; error: unknown; onApply: (fil
         ) : null}
       </div>
       <small id={`${id}-help`} className="hint">
-        Fields <code>data.name</code>, <code>id</code>, <code>createdAt</code>, <code>updatedAt</code>; operators{' '}
+        Fields{' '}
+        {props.fields.length ? (
+          props.fields.map((field) => (
+            <Fragment key={field}>
+              <code>data.{field}</code>,{' '}
+            </Fragment>
+          ))
+        ) : (
+          <>
+            <code>data.</code>
+            <var>field</var> (any field of the records),{' '}
+          </>
+        )}
+        <code>id</code>, <code>createdAt</code>, <code>updatedAt</code>; operators{' '}
         <code>= != &gt; &gt;= &lt; &lt;= ~</code> (contains), <code>in [..]</code>, combined with <code>&amp;&amp;</code>, <code>||</code> and
         parentheses. Text goes in double quotes.
       </small>

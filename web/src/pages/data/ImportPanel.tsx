@@ -4,7 +4,9 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { ProgressBar } from '../../ui/ProgressBar.js';
-import { collectionPath, formatBytes, type ImportReport } from './types.js';
+import type { ImportReport } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { formatBytes } from '../../ui/format-bytes.js';
 
 type Format = 'ndjson' | 'json' | 'csv';
 

@@ -1,14 +1,14 @@
 import { useState, type FormEvent } from 'react';
 import { api, fieldError, loadAll, type Page } from '../../api.js';
 import { useRoute, useTitle } from '../../router.js';
-import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
-import { collectionPath, type RecordIndex } from './types.js';
+import type { RecordIndex } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
 import './data.css';
 
 /** `/collections/:name/indexes`: owners and admins index record fields so filters and sorts on them stay fast. */
@@ -16,8 +16,7 @@ export function IndexesPage() {
   const { params } = useRoute();
   const name = params.name ?? '';
   useTitle(`${name}: indexes`);
-  const session = useSession();
-  const indexes = useLoad((): Promise<Page<RecordIndex>> => loadAll<RecordIndex>(collectionPath(name, 'indexes')).then((data) => ({ data, nextCursor: null })), `${session.workspace.id}/${name}`);
+  const indexes = useApiQuery([collectionPath(name, 'indexes')], (signal): Promise<Page<RecordIndex>> => loadAll<RecordIndex>(collectionPath(name, 'indexes'), signal).then((data) => ({ data, nextCursor: null })));
   const [indexName, setIndexName] = useState('');
   const [fields, setFields] = useState('');
   const [unique, setUnique] = useState(false);
@@ -79,7 +78,7 @@ export function IndexesPage() {
                   <td>{index.fields.map((field) => <code key={field}>{field} </code>)}</td>
                   <td>{index.unique ? 'unique' : 'no'}</td>
                   <td className="row-actions">
-                    <button type="button" className="danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
+                    <button type="button" className="quiet-danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
                       Delete
                     </button>
                   </td>

@@ -3,7 +3,10 @@ import { api, ApiError, apiVersioned, fieldErrors } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { fieldLines, lineAt, lineOfField } from './json-field-lines.js';
-import { collectionPath, type RecordItem } from './types.js';
+import type { RecordItem } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { RecordForm } from './RecordForm.js';
+import { fieldProblem, formFields } from './schema-form.js';
 
 interface Problem {
   field: string;
@@ -14,6 +17,16 @@ interface Problem {
 const EXAMPLE = '{\n  "name": "Ada Lovelace",\n  "email": "ada@example.com"\n}\n';
 
 const asText = (data: unknown) => `${JSON.stringify(data, null, 2)}\n`;
+
+/** The editor's text as the object the form edits, or null when it is not one. */
+function asObject(text: string): Record<string, unknown> | null {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
 
 /** The record as it is saved now, found when a save came too late (412), and its ETag. */
 interface Conflict {
@@ -32,10 +45,12 @@ export function RecordEditor(props: {
   collection: string;
   record: RecordItem | null;
   activeSchemaVersion: number | null;
+  /** The active version's JSON Schema, once loaded: the form is generated from it. */
+  schema?: unknown;
   onSaved: (record: RecordItem) => void;
   onClose: () => void;
 }) {
-  const [text, setText] = useState(() => (props.record ? asText(props.record.data) : EXAMPLE));
+  const [text, setText] = useState(() => (props.record ? asText(props.record.data) : props.activeSchemaVersion !== null && formFields(props.schema) ? '{}\n' : EXAMPLE));
   const [error, setError] = useState<unknown>(null);
   const [problems, setProblems] = useState<Problem[]>([]);
   const [busy, setBusy] = useState(false);
@@ -48,10 +63,26 @@ export function RecordEditor(props: {
   const gutter = useRef<HTMLDivElement>(null);
   const titleId = useId();
   const listId = useId();
+  const fields = useMemo(() => (props.activeSchemaVersion === null ? null : formFields(props.schema)), [props.activeSchemaVersion, props.schema]);
+  // The form when the schema describes the record; the JSON editor, one click away, for the rest.
+  const [mode, setMode] = useState<'form' | 'json'>(fields ? 'form' : 'json');
+  const [checkAll, setCheckAll] = useState(false);
+  /** The person picked Form or JSON themselves: a schema that arrives late no longer switches for them. */
+  const chose = useRef(false);
+  const formData = useMemo(() => asObject(text), [text]);
 
   useEffect(() => {
-    textarea.current?.focus();
-  }, []);
+    if (mode === 'json') textarea.current?.focus();
+  }, [mode]);
+
+  // Opened before the active schema was loaded: the form, once it can be made.
+  useEffect(() => {
+    if (!fields || chose.current || mode === 'form') return;
+    const start = !props.record && text === EXAMPLE ? '{}\n' : text;
+    if (!asObject(start)) return;
+    setText(start);
+    setMode('form');
+  }, [fields]); // Only when the schema arrives, not on every keystroke.
 
   useEffect(() => {
     if (!recordPath) return;
@@ -105,6 +136,17 @@ export function RecordEditor(props: {
     setError(null);
   }
 
+  /** To the form only from an object the form can hold; the JSON says what is wrong otherwise. */
+  function switchTo(next: 'form' | 'json') {
+    chose.current = true;
+    if (next === 'form' && !asObject(text)) {
+      setProblems([{ field: 'data', message: 'The form needs the JSON to be one valid object; fix it here first.', line: 0 }]);
+      return;
+    }
+    if (next === 'json') setProblems((previous) => previous.map((problem) => ({ ...problem, line: lineOfField(fieldLines(text), problem.field) })));
+    setMode(next);
+  }
+
   const lineCount = useMemo(() => text.split('\n').length, [text]);
   const byLine = useMemo(() => {
     const map = new Map<number, Problem[]>();
@@ -116,6 +158,18 @@ export function RecordEditor(props: {
     event.preventDefault();
     setError(null);
     setProblems([]);
+    if (mode === 'form' && fields && formData) {
+      // The browser's own checks first: each field says what is wrong, and nothing is sent.
+      setCheckAll(true);
+      const wrong = fields.flatMap((field) => {
+        const message = fieldProblem(field, formData[field.name]);
+        return message ? [{ field: `data.${field.name}`, message, line: 0 }] : [];
+      });
+      if (wrong.length) {
+        setProblems(wrong);
+        return;
+      }
+    }
     let data: unknown;
     try {
       data = JSON.parse(text);
@@ -149,45 +203,73 @@ export function RecordEditor(props: {
     <section className="panel stack record-editor" aria-labelledby={titleId}>
       <h2 id={titleId}>{props.record ? `Edit record ${props.record.id}` : 'New record'}</h2>
       <p className="hint">
-        The record's data as one JSON object.{' '}
+        {mode === 'form' ? 'One field for each property of the schema.' : "The record's data as one JSON object."}{' '}
         {props.activeSchemaVersion === null
           ? 'No schema version is active: any object is accepted.'
           : `It must match schema version ${props.activeSchemaVersion}; errors appear beside the field they are about.`}
       </p>
-      <form className="stack" onSubmit={save}>
-        <label htmlFor={`${titleId}-json`}>Data (JSON)</label>
-        <div className="json-editor">
-          <textarea
-            id={`${titleId}-json`}
-            ref={textarea}
-            value={text}
-            readOnly={opening}
-            onChange={(event) => setText(event.target.value)}
-            onScroll={(event) => {
-              if (gutter.current) gutter.current.scrollTop = event.currentTarget.scrollTop;
-            }}
-            rows={Math.min(24, Math.max(8, lineCount + 1))}
-            wrap="off"
-            spellCheck={false}
-            autoCapitalize="off"
-            autoComplete="off"
-            aria-invalid={problems.length > 0 || undefined}
-            aria-describedby={problems.length > 0 ? listId : undefined}
-          />
-          {/* Beside the text: each error on the line of its field. The list below says the same for screen readers. */}
-          <div className="json-gutter" ref={gutter} aria-hidden="true" data-testid="field-errors-beside">
-            {Array.from({ length: lineCount + 1 }, (_, line) => (
-              <div key={line} className="json-gutter-line" data-line={line + 1}>
-                {(byLine.get(line) ?? []).map((problem) => `${shortName(problem.field)} ${problem.message}`).join('; ')}
-              </div>
-            ))}
+      <form className="stack" onSubmit={save} noValidate>
+        {fields ? (
+          <div className="toolbar" role="group" aria-label="Edit as">
+            <button type="button" aria-pressed={mode === 'form'} onClick={() => switchTo('form')}>
+              Form
+            </button>
+            <button type="button" aria-pressed={mode === 'json'} onClick={() => switchTo('json')}>
+              JSON
+            </button>
           </div>
-        </div>
+        ) : null}
+        {mode === 'form' && fields && formData ? (
+          <RecordForm
+            fields={fields}
+            data={formData}
+            onChange={(next) => {
+              setText(asText(next));
+              setProblems((previous) => previous.filter((problem) => !problem.field.startsWith('data.')));
+            }}
+            serverProblems={new Map(problems.filter((problem) => problem.field.startsWith('data.')).map((problem) => [problem.field.slice(5), problem.message]))}
+            checkAll={checkAll}
+            disabled={opening}
+          />
+        ) : null}
+        {mode === 'json' ? (
+          <>
+            <label htmlFor={`${titleId}-json`}>Data (JSON)</label>
+            <div className="json-editor">
+              <textarea
+                id={`${titleId}-json`}
+                ref={textarea}
+                value={text}
+                readOnly={opening}
+                onChange={(event) => setText(event.target.value)}
+                onScroll={(event) => {
+                  if (gutter.current) gutter.current.scrollTop = event.currentTarget.scrollTop;
+                }}
+                rows={Math.min(24, Math.max(8, lineCount + 1))}
+                wrap="off"
+                spellCheck={false}
+                autoCapitalize="off"
+                autoComplete="off"
+                aria-invalid={problems.length > 0 || undefined}
+                aria-describedby={problems.length > 0 ? listId : undefined}
+              />
+              {/* Beside the text: each error on the line of its field. The list below says the same for screen readers. */}
+              <div className="json-gutter" ref={gutter} aria-hidden="true" data-testid="field-errors-beside">
+                {Array.from({ length: lineCount + 1 }, (_, line) => (
+                  <div key={line} className="json-gutter-line" data-line={line + 1}>
+                    {(byLine.get(line) ?? []).map((problem) => `${shortName(problem.field)} ${problem.message}`).join('; ')}
+                  </div>
+                ))}
+              </div>
+            </div>
+          </>
+        ) : null}
         {problems.length > 0 ? (
           <ul id={listId} className="field-errors" role="alert" aria-label="Problems in the record">
             {problems.map((problem, index) => (
               <li key={index}>
-                <strong>{problem.field}</strong> (line {problem.line + 1}): {problem.message}
+                <strong>{problem.field}</strong>
+                {mode === 'json' ? ` (line ${problem.line + 1})` : ''}: {problem.message}
               </li>
             ))}
           </ul>

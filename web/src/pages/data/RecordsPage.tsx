@@ -5,19 +5,23 @@ import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { useEventStream } from '../../ui/useEventStream.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery, type Paged } from '../../query/usePagedQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { ExportPanel } from './ExportPanel.js';
 import { FilterBar, filterProblem } from './FilterBar.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
-import { RecordsTable } from './RecordsTable.js';
-import { collectionPath, recordSummary, type Collection, type RecordData, type RecordItem } from './types.js';
+import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
+import type { Collection, RecordData, RecordItem, SchemaVersion } from '../../api-types.js';
+import { filterFields } from './filter-fields.js';
+import { collectionPath } from './collection-paths.js';
+import { recordSummary } from './record-summary.js';
 import './data.css';
 
 const PAGE_SIZE = 50;
+
 /** How long a row stays marked after it changed. */
 const MARK_MS = 4000;
 const RECORD_EVENTS = 'record.created,record.updated,record.deleted,record.restored';
@@ -35,16 +39,21 @@ export function RecordsPage() {
   useTitle(`${name}: ${trashed ? 'trashed records' : 'records'}`);
   const session = useSession();
 
-  const collection = useLoad(() => api<Collection>('GET', collectionPath(name)), `${session.workspace.id}/${name}`);
-  const records = usePaged<RecordItem>((cursor) => {
+  const collection = useApiQuery([collectionPath(name)], (signal) => api<Collection>('GET', collectionPath(name), undefined, signal));
+  const records = usePagedQuery<RecordItem>([collectionPath(name, 'records'), { filter, sort, trashed }], (cursor, signal) => {
     const search = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (filter) search.set('filter', filter);
-    if (sort) search.set('sort', sort);
+    search.set('sort', sort || DEFAULT_SORT_PARAM);
     if (trashed) search.set('trashed', 'true');
     if (cursor) search.set('cursor', cursor);
     else search.set('count', 'true');
-    return api<Page<RecordItem>>('GET', `${collectionPath(name, 'records')}?${search}`);
-  }, `${session.workspace.id}/${name}?${filter}&${sort}&${trashed}`);
+    return api<Page<RecordItem>>('GET', `${collectionPath(name, 'records')}?${search}`, undefined, signal);
+  });
+
+  const activeVersion = collection.data?.activeSchemaVersion ?? null;
+  const activeSchemaPath = collectionPath(name, 'schemas', String(activeVersion));
+  const activeSchema = useApiQuery([activeSchemaPath], (signal) => api<SchemaVersion>('GET', activeSchemaPath, undefined, signal), { enabled: activeVersion !== null });
+  const fields = filterFields(activeVersion !== null ? activeSchema.data?.schema : null, records.items);
 
   const [editing, setEditing] = useState<RecordItem | 'new' | null>(null);
   const [panel, setPanel] = useState<'import' | 'export' | null>(null);
@@ -132,6 +141,7 @@ export function RecordsPage() {
           collection={name}
           record={editing === 'new' ? null : editing}
           activeSchemaVersion={collection.data?.activeSchemaVersion ?? null}
+          schema={activeSchema.data?.schema}
           onClose={() => setEditing(null)}
           onSaved={(saved) => {
             setEditing(null);
@@ -141,7 +151,7 @@ export function RecordsPage() {
         />
       ) : null}
 
-      <FilterBar filter={filter} error={records.error} onApply={(next) => setQuery({ filter: next })} />
+      <FilterBar filter={filter} error={records.error} fields={fields} onApply={(next) => setQuery({ filter: next })} />
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
       <ErrorText error={actionError} />
@@ -173,7 +183,7 @@ export function RecordsPage() {
                   </button>
                 ) : null}
                 {can('records:purge') ? (
-                  <button type="button" className="danger" onClick={() => setConfirming({ record, action: 'purge' })} aria-label={`Delete record ${record.id} for good`}>
+                  <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'purge' })} aria-label={`Delete record ${record.id} for good`}>
                     Delete for good
                   </button>
                 ) : null}
@@ -186,7 +196,7 @@ export function RecordsPage() {
                   </button>
                 ) : null}
                 {can('records:delete') ? (
-                  <button type="button" className="danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
+                  <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
                     Trash
                   </button>
                 ) : null}
@@ -230,7 +240,7 @@ interface LiveRecords {
  * bring the first page again (where they belong depends on the filter and the order). In the
  * trash view every change reloads it. Paused, nothing changes; resuming reloads the list.
  */
-function useLiveRecords(collectionId: string | null, trashed: boolean, records: ReturnType<typeof usePaged<RecordItem>>): LiveRecords {
+function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>): LiveRecords {
   const [paused, setPaused] = useState(false);
   const [note, setNote] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());

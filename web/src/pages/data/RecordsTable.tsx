@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { Time } from '../../ui/Time.js';
-import type { RecordItem } from './types.js';
+import type { RecordItem } from '../../api-types.js';
 
 const MAX_DATA_COLUMNS = 12;
 /** A data key the filter and sort syntax can name (docs/queries.md): letters, digits, _, not starting with a digit. */
@@ -17,6 +17,10 @@ export function dataColumns(records: RecordItem[]): string[] {
   }
   return [...keys];
 }
+
+/** The order when the address names none: newest first (the API's own default is oldest first, so it is asked for). */
+export const DEFAULT_SORT_PARAM = '-createdAt';
+const DEFAULT_SORT = parseSortParam(DEFAULT_SORT_PARAM)!;
 
 /** `-data.age` → {field: 'data.age', descending: true}. Only the first field of a sort is shown. */
 export function parseSortParam(sort: string): { field: string; descending: boolean } | null {
@@ -40,13 +44,16 @@ export function RecordsTable(props: {
 }) {
   const columns = dataColumns(props.records);
   const withFiles = props.records.some((record) => record.files.length > 0);
-  const current = parseSortParam(props.sort);
+  const current = parseSortParam(props.sort) ?? DEFAULT_SORT;
 
   function header(label: string, field: string | null) {
     if (!field) return <th scope="col" key={label}>{label}</th>;
     const active = current?.field === field;
     const ariaSort = active ? (current.descending ? 'descending' : 'ascending') : 'none';
-    const next = !active ? field : !current.descending ? `-${field}` : '';
+    // Ascending, descending, then back to the default order (newest first); from the default,
+    // its own column turns to ascending.
+    const descendingIsDefault = field === DEFAULT_SORT.field && DEFAULT_SORT.descending;
+    const next = !active ? field : !current.descending ? (descendingIsDefault ? '' : `-${field}`) : props.sort === '' ? field : '';
     const arrow = active ? (current.descending ? '▼' : '▲') : '';
     return (
       <th scope="col" key={label} aria-sort={ariaSort}>

@@ -2,7 +2,8 @@ import { useId, useState, type FormEvent } from 'react';
 import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { FormActions } from '../../ui/FormActions.js';
-import { collectionPath, type SchemaVersion } from './types.js';
+import type { SchemaVersion } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
 
 const STARTER = {
   type: 'object',

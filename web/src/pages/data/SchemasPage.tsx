@@ -5,10 +5,11 @@ import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { SchemaVersionForm } from './SchemaVersionForm.js';
-import { collectionPath, type SchemaVersion } from './types.js';
+import type { SchemaVersion } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
 import './data.css';
 
 const STATE_WORDS: Record<SchemaVersion['state'], string> = {
@@ -23,7 +24,7 @@ export function SchemasPage() {
   const name = params.name ?? '';
   useTitle(`${name}: schema versions`);
   const session = useSession();
-  const versions = useLoad((): Promise<Page<SchemaVersion>> => loadAll<SchemaVersion>(collectionPath(name, 'schemas')).then((data) => ({ data, nextCursor: null })), `${session.workspace.id}/${name}`);
+  const versions = useApiQuery([collectionPath(name, 'schemas')], (signal): Promise<Page<SchemaVersion>> => loadAll<SchemaVersion>(collectionPath(name, 'schemas'), signal).then((data) => ({ data, nextCursor: null })));
   const [creating, setCreating] = useState(false);
   const [switchingOff, setSwitchingOff] = useState<SchemaVersion | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -39,7 +40,7 @@ export function SchemasPage() {
     setActivating(true);
     try {
       await api('POST', collectionPath(name, 'schemas', String(version.version), 'activate'));
-      setNotice(`Version ${version.version} is active: new and changed records must match it.`);
+      setNotice('');
       await versions.reload();
     } catch (caught) {
       setError(caught);
@@ -51,21 +52,23 @@ export function SchemasPage() {
   async function switchOff(version: SchemaVersion) {
     await api('POST', collectionPath(name, 'schemas', String(version.version), 'deactivate'));
     setSwitchingOff(null);
-    setNotice(`Version ${version.version} is off: no schema is enforced now.`);
+    setNotice('');
     await versions.reload();
   }
 
   return (
     <div className="stack">
       <CollectionTabs name={name} title={`${name}: schema versions`} />
-      <p className="lead">
+      {/* One line says which version is enforced, and is what a change announces: a second notice
+          after activating or switching off would only say the same again. */}
+      <p className="lead" role="status">
+        {notice ? <span className="notice-inline">{notice} </span> : null}
         {active ? (
           <>Version <strong>{active.version}</strong> is active: every new or changed record must match it.</>
         ) : versions.data ? (
           'No version is active: any JSON object is accepted.'
         ) : null}
       </p>
-      {notice ? <p role="status" className="notice">{notice}</p> : null}
       <ErrorText error={error} />
       <ErrorText error={versions.error} />
       {canWrite && !creating ? (
@@ -82,7 +85,7 @@ export function SchemasPage() {
           onCancel={() => setCreating(false)}
           onCreated={(version) => {
             setCreating(false);
-            setNotice(version.state === 'active' ? `Version ${version.version} is created and active.` : `Version ${version.version} is saved as a draft.`);
+            setNotice(version.state === 'active' ? '' : `Version ${version.version} is saved as a draft.`);
             void versions.reload();
           }}
         />
@@ -102,7 +105,7 @@ export function SchemasPage() {
                       Activate
                     </button>
                   ) : (
-                    <button type="button" className="danger" onClick={() => setSwitchingOff(version)} aria-label={`Switch off version ${version.version}`}>
+                    <button type="button" className="quiet-danger" onClick={() => setSwitchingOff(version)} aria-label={`Switch off version ${version.version}`}>
                       Switch off
                     </button>
                   )}

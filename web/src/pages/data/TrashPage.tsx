@@ -6,8 +6,10 @@ import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { usePaged } from '../../ui/usePaged.js';
-import { collectionPath, formatBytes, type Collection } from './types.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
+import type { Collection } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+import { formatBytes } from '../../ui/format-bytes.js';
 import './data.css';
 
 interface Contents {
@@ -21,9 +23,8 @@ interface Contents {
 export function TrashPage() {
   useTitle('Trash');
   const session = useSession();
-  const trash = usePaged<Collection>(
-    (cursor) => api<Page<Collection>>('GET', withCursor('/v1/collections?trashed=true&limit=100', cursor)),
-    session.workspace.id,
+  const trash = usePagedQuery<Collection>(['/v1/collections', 'trashed'], (cursor, signal) =>
+    api<Page<Collection>>('GET', withCursor('/v1/collections?trashed=true&limit=100', cursor), undefined, signal),
   );
   const [purging, setPurging] = useState<{ collection: Collection; contents: Contents } | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -102,7 +103,7 @@ export function TrashPage() {
                         <button type="button" onClick={() => void restore(collection)} disabled={working} aria-label={`Restore ${collection.name}`}>
                           Restore
                         </button>
-                        <button type="button" className="danger" onClick={() => void askPurge(collection)} disabled={working} aria-label={`Delete ${collection.name} for good`}>
+                        <button type="button" className="quiet-danger" onClick={() => void askPurge(collection)} disabled={working} aria-label={`Delete ${collection.name} for good`}>
                           Delete for good
                         </button>
                       </>

@@ -5,7 +5,7 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { Checklist } from './Checklist.js';
-import type { ApiKeyWithSecret, CollectionRef } from './key-types.js';
+import type { ApiKeyWithSecret, CollectionRef } from '../../api-types.js';
 import { SCOPE_WORDS } from './scope-words.js';
 
 /**

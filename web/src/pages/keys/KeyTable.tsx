@@ -1,5 +1,5 @@
 import { Time } from '../../ui/Time.js';
-import type { ApiKey } from './key-types.js';
+import type { ApiKey } from '../../api-types.js';
 
 const STATE_WORDS: Record<ApiKey['state'], string> = { active: 'Active', expired: 'Expired', revoked: 'Revoked' };
 
@@ -90,7 +90,7 @@ export function KeyTable(props: {
                         Rotate
                       </button>
                     ) : null}
-                    <button type="button" className="danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
+                    <button type="button" className="quiet-danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
                       Revoke
                     </button>
                   </>

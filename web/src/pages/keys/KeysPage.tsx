@@ -7,11 +7,11 @@ import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Pager } from '../../ui/Pager.js';
-import { useLoad } from '../../ui/useLoad.js';
-import { usePaged } from '../../ui/usePaged.js';
-import type { Member } from '../people/types.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
+import type { Member } from '../../api-types.js';
 import { CreateKeyForm } from './CreateKeyForm.js';
-import type { ApiKey, ApiKeyWithSecret, CollectionRef, ServiceAccount } from './key-types.js';
+import type { ApiKey, ApiKeyWithSecret, CollectionRef, ServiceAccount } from '../../api-types.js';
 import { KeyTable } from './KeyTable.js';
 import { RevealedSecret } from './RevealedSecret.js';
 import { RotateKeyDialog } from './RotateKeyDialog.js';
@@ -30,16 +30,15 @@ interface Names {
 export function KeysPage(): React.JSX.Element {
   useTitle('API keys');
   const session = useSession();
-  const workspaceId = session.workspace.id;
-  const keys = usePaged<ApiKey>((cursor) => api<Page<ApiKey>>('GET', withCursor('/v1/keys?limit=50', cursor)), workspaceId);
-  const names = useLoad<Names>(async () => {
+  const keys = usePagedQuery<ApiKey>(['/v1/keys', 'paged'], (cursor, signal) => api<Page<ApiKey>>('GET', withCursor('/v1/keys?limit=50', cursor), undefined, signal));
+  const names = useApiQuery<Names>(['names of collections, members and service accounts', session.workspace.role], async (signal) => {
     const [collections, members, accounts] = await Promise.all([
-      loadAll<CollectionRef>('/v1/collections'),
-      loadAll<Member>('/v1/members'),
-      session.can('service-accounts:manage') ? loadAll<ServiceAccount>('/v1/service-accounts') : Promise.resolve([]),
+      loadAll<CollectionRef>('/v1/collections', signal),
+      loadAll<Member>('/v1/members', signal),
+      session.can('service-accounts:manage') ? loadAll<ServiceAccount>('/v1/service-accounts', signal) : Promise.resolve([]),
     ]);
     return { collections, members, accounts };
-  }, workspaceId);
+  });
 
   const [creating, setCreating] = useState(false);
   const [revealed, setRevealed] = useState<{ title: string; secret: string } | null>(null);

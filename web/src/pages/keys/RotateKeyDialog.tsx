@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../../api.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { Field } from '../../ui/Field.js';
-import type { ApiKey, ApiKeyWithSecret } from './key-types.js';
+import type { ApiKey, ApiKeyWithSecret } from '../../api-types.js';
 
 const HOUR = 3600;
 const DAY = 24 * HOUR;

@@ -1,21 +1,21 @@
 import { useState, type FormEvent } from 'react';
 import { api, fieldError, loadAll } from '../../api.js';
-import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { CopyButton } from '../../ui/CopyButton.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
-import { ASSIGNABLE_ROLES, type Invite } from './types.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
+import type { Invite } from '../../api-types.js';
+import { ASSIGNABLE_ROLES } from './roles.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /**
  * Invites: no email is sent, so the person who invites copies the link and passes it on. The link
  * is shown only right after it is made (the service keeps a hash); revoke and invite again if lost.
  */
 export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Element {
-  const session = useSession();
-  const invites = useLoad(() => loadAll<Invite>('/v1/invites'), session.workspace.id);
+  const invites = useApiQuery(['/v1/invites'], async (signal) => newestFirst(await loadAll<Invite>('/v1/invites', signal), (invite) => invite.createdAt));
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('editor');
   const [busy, setBusy] = useState(false);
@@ -103,7 +103,7 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
                   <td><Time value={invite.createdAt} /></td>
                   <td><Time value={invite.expiresAt} /></td>
                   <td>
-                    <button type="button" className="danger" onClick={() => setRevoking(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
+                    <button type="button" className="quiet-danger" onClick={() => setRevoking(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
                       Revoke
                     </button>
                   </td>

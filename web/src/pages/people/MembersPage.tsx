@@ -5,17 +5,19 @@ import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { InvitesPanel } from './InvitesPanel.js';
 import { TransferOwnership } from './TransferOwnership.js';
-import { ASSIGNABLE_ROLES, type Member } from './types.js';
+import type { Member } from '../../api-types.js';
+import { ASSIGNABLE_ROLES } from './roles.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /** People: who is in the workspace with which role; owners and admins manage them and invites. */
 export function MembersPage(): React.JSX.Element {
   useTitle('People');
   const session = useSession();
   const manage = session.can('members:manage');
-  const members = useLoad(() => loadAll<Member>('/v1/members'), session.workspace.id);
+  const members = useApiQuery(['/v1/members'], async (signal) => newestFirst(await loadAll<Member>('/v1/members', signal), (member) => member.joinedAt));
   const [removing, setRemoving] = useState<Member | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [status, setStatus] = useState('');
@@ -96,7 +98,7 @@ export function MembersPage(): React.JSX.Element {
                     {manage ? (
                       <td>
                         {member.role !== 'owner' ? (
-                          <button type="button" className="danger" onClick={() => setRemoving(member)} aria-label={`Remove ${member.name}`}>
+                          <button type="button" className="quiet-danger" onClick={() => setRemoving(member)} aria-label={`Remove ${member.name}`}>
                             Remove
                           </button>
                         ) : null}

@@ -3,7 +3,7 @@ import { api } from '../../api.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { Field } from '../../ui/Field.js';
-import type { Member } from './types.js';
+import type { Member } from '../../api-types.js';
 
 /** The owner hands the workspace to another member and becomes an admin. */
 export function TransferOwnership(props: { members: Member[]; onTransferred: () => Promise<void> }): React.JSX.Element {
@@ -38,7 +38,7 @@ export function TransferOwnership(props: { members: Member[]; onTransferred: () 
               ))}
             </select>
           </Field>
-          <button type="button" className="danger" disabled={!chosen} onClick={() => setConfirming(true)}>
+          <button type="button" className="quiet-danger" disabled={!chosen} onClick={() => setConfirming(true)}>
             Transfer ownership…
           </button>
         </div>

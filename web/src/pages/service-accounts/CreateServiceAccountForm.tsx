@@ -3,7 +3,7 @@ import { api, fieldError } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
-import type { ServiceAccount } from '../keys/key-types.js';
+import type { ServiceAccount } from '../../api-types.js';
 import { ACCOUNT_ROLES } from './role-words.js';
 
 /** Makes a service account: a name and a role. Its keys are issued afterwards, from its row. */

@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import type { ServiceAccount } from '../keys/key-types.js';
+import type { ServiceAccount } from '../../api-types.js';
 import { ACCOUNT_ROLES } from './role-words.js';
 
 /**
@@ -71,7 +71,7 @@ export function ServiceAccountRow(props: {
         <button type="button" onClick={props.onIssueKey} aria-label={`Issue a key for ${account.name}`}>
           Issue key
         </button>
-        <button type="button" className="danger" onClick={props.onDelete} aria-label={`Delete ${account.name}`}>
+        <button type="button" className="quiet-danger" onClick={props.onDelete} aria-label={`Delete ${account.name}`}>
           Delete
         </button>
       </td>

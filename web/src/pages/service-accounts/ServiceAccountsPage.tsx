@@ -6,12 +6,13 @@ import { Link, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { CreateKeyForm } from '../keys/CreateKeyForm.js';
-import type { ApiKey, CollectionRef, ServiceAccount } from '../keys/key-types.js';
+import type { ApiKey, CollectionRef, ServiceAccount } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import { CreateServiceAccountForm } from './CreateServiceAccountForm.js';
 import { ServiceAccountRow } from './ServiceAccountRow.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 interface Loaded {
   accounts: ServiceAccount[];
@@ -23,14 +24,14 @@ interface Loaded {
 export function ServiceAccountsPage(): React.JSX.Element {
   useTitle('Service accounts');
   const session = useSession();
-  const loaded = useLoad<Loaded>(async () => {
+  const loaded = useApiQuery<Loaded>(['/v1/service-accounts', 'with keys and collections'], async (signal) => {
     const [accounts, keys, collections] = await Promise.all([
-      loadAll<ServiceAccount>('/v1/service-accounts'),
-      loadAll<ApiKey>('/v1/keys'),
-      loadAll<CollectionRef>('/v1/collections'),
+      loadAll<ServiceAccount>('/v1/service-accounts', signal).then((accounts) => newestFirst(accounts, (account) => account.createdAt)),
+      loadAll<ApiKey>('/v1/keys', signal),
+      loadAll<CollectionRef>('/v1/collections', signal),
     ]);
     return { accounts, keys, collections };
-  }, session.workspace.id);
+  });
 
   const [creating, setCreating] = useState(false);
   const [issuingFor, setIssuingFor] = useState<ServiceAccount | null>(null);

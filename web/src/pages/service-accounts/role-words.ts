@@ -1,4 +1,4 @@
-import type { ServiceAccount } from '../keys/key-types.js';
+import type { ServiceAccount } from '../../api-types.js';
 
 /** The roles a service account may have (never owner), with what each allows, for the role pickers. */
 export const ACCOUNT_ROLES: { role: ServiceAccount['role']; words: string }[] = [

@@ -1,5 +1,5 @@
 import { Time } from '../../ui/Time.js';
-import type { AttemptResult } from './webhook-types.js';
+import type { AttemptResult } from '../../api-types.js';
 
 /** How the receiver answered one call: status, time taken, error, response headers and body. */
 export function AttemptDetails(props: { attempt: AttemptResult & { at?: string }; title: string }): React.JSX.Element {

@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { useLoad } from '../../ui/useLoad.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
 import { AttemptDetails } from './AttemptDetails.js';
-import type { Delivery, DeliveryWithAttempts } from './webhook-types.js';
+import type { Delivery, DeliveryWithAttempts } from '../../api-types.js';
 
 /**
  * One delivery: the body it sends, its attempts (newest last), and Replay: a finished delivery is
@@ -11,7 +11,7 @@ import type { Delivery, DeliveryWithAttempts } from './webhook-types.js';
  */
 export function DeliveryDetail(props: { webhookId: string; deliveryId: string; onReplayed: (replay: Delivery) => void }): React.JSX.Element {
   const path = `/v1/webhooks/${props.webhookId}/deliveries/${props.deliveryId}`;
-  const delivery = useLoad(() => api<DeliveryWithAttempts>('GET', path), path);
+  const delivery = useApiQuery([path], (signal) => api<DeliveryWithAttempts>('GET', path, undefined, signal));
   const [replaying, setReplaying] = useState(false);
   const [replayError, setReplayError] = useState<unknown>(null);
   const [replayedAs, setReplayedAs] = useState<string | null>(null);

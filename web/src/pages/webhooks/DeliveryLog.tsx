@@ -5,9 +5,9 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
-import { usePaged } from '../../ui/usePaged.js';
+import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { DeliveryDetail } from './DeliveryDetail.js';
-import type { Delivery } from './webhook-types.js';
+import type { Delivery } from '../../api-types.js';
 
 const STATES: { value: '' | Delivery['state']; label: string }[] = [
   { value: '', label: 'Any state' },
@@ -28,7 +28,7 @@ export function DeliveryLog(props: { webhookId: string }): React.JSX.Element {
   if (state) query.set('state', state);
   if (eventType) query.set('eventType', eventType);
   const base = `/v1/webhooks/${props.webhookId}/deliveries?${query}`;
-  const log = usePaged<Delivery>((cursor) => api<Page<Delivery>>('GET', withCursor(base, cursor)), base);
+  const log = usePagedQuery<Delivery>([base], (cursor, signal) => api<Page<Delivery>>('GET', withCursor(base, cursor), undefined, signal));
 
   return (
     <section className="panel" aria-labelledby="log-title">

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { AttemptDetails } from './AttemptDetails.js';
-import type { PingResult } from './webhook-types.js';
+import type { PingResult } from '../../api-types.js';
 
 /** Sends a `webhook.ping` now and shows how the receiver answered (a ping is not retried or logged). */
 export function PingPanel(props: { webhookId: string }): React.JSX.Element {

@@ -5,8 +5,9 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { Checklist } from '../keys/Checklist.js';
-import type { CollectionRef } from '../keys/key-types.js';
-import { ALL_EVENTS, type WebhookInput } from './webhook-types.js';
+import type { CollectionRef } from '../../api-types.js';
+import type { WebhookInput } from '../../api-types.js';
+import { ALL_EVENTS } from './all-events.js';
 
 /**
  * A webhook's address and what it listens to, for creating one and for changing it. `submit`

@@ -5,12 +5,12 @@ import { Link, navigate, useRoute, useTitle } from '../../router.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
-import type { CollectionRef } from '../keys/key-types.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
+import type { CollectionRef } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import { DeliveryLog } from './DeliveryLog.js';
 import { PingPanel } from './PingPanel.js';
-import type { Webhook, WebhookWithSecret } from './webhook-types.js';
+import type { Webhook, WebhookWithSecret } from '../../api-types.js';
 import { eventsText, stateText } from './webhook-words.js';
 import { WebhookForm } from './WebhookForm.js';
 
@@ -18,10 +18,13 @@ import { WebhookForm } from './WebhookForm.js';
 export function WebhookPage(): React.JSX.Element {
   useTitle('Webhook');
   const id = useRoute().params.id ?? '';
-  const loaded = useLoad(async () => {
-    const [webhook, collections] = await Promise.all([api<Webhook>('GET', `/v1/webhooks/${encodeURIComponent(id)}`), loadAll<CollectionRef>('/v1/collections')]);
+  const loaded = useApiQuery([`/v1/webhooks/${encodeURIComponent(id)}`, 'with collections'], async (signal) => {
+    const [webhook, collections] = await Promise.all([
+      api<Webhook>('GET', `/v1/webhooks/${encodeURIComponent(id)}`, undefined, signal),
+      loadAll<CollectionRef>('/v1/collections', signal),
+    ]);
     return { webhook, collections };
-  }, id);
+  });
   const [editing, setEditing] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<'rotate' | 'delete' | null>(null);
@@ -114,7 +117,7 @@ export function WebhookPage(): React.JSX.Element {
           <button type="button" onClick={() => setConfirm('rotate')}>
             Rotate secret
           </button>
-          <button type="button" className="danger" onClick={() => setConfirm('delete')}>
+          <button type="button" className="quiet-danger" onClick={() => setConfirm('delete')}>
             Delete
           </button>
         </div>

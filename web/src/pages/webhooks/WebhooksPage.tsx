@@ -2,27 +2,26 @@ import '../keys/keys-and-webhooks.css';
 import { useState } from 'react';
 import { api, loadAll } from '../../api.js';
 import { Link, useTitle } from '../../router.js';
-import { useSession } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useLoad } from '../../ui/useLoad.js';
-import type { CollectionRef } from '../keys/key-types.js';
+import { useApiQuery } from '../../query/useApiQuery.js';
+import type { CollectionRef } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
-import type { Webhook, WebhookWithSecret } from './webhook-types.js';
+import type { Webhook, WebhookWithSecret } from '../../api-types.js';
 import { eventsText, stateText } from './webhook-words.js';
 import { WebhookForm } from './WebhookForm.js';
+import { newestFirst } from '../../ui/newest-first.js';
 
 /** Webhooks of the workspace: the list, and registering a new receiver (its signing secret shown once). */
 export function WebhooksPage(): React.JSX.Element {
   useTitle('Webhooks');
-  const session = useSession();
-  const loaded = useLoad(async () => {
+  const loaded = useApiQuery(['/v1/webhooks', 'with collections'], async (signal) => {
     const [webhooks, collections] = await Promise.all([
-      loadAll<Webhook>('/v1/webhooks'),
-      loadAll<CollectionRef>('/v1/collections'),
+      loadAll<Webhook>('/v1/webhooks', signal).then((webhooks) => newestFirst(webhooks, (webhook) => webhook.createdAt)),
+      loadAll<CollectionRef>('/v1/collections', signal),
     ]);
     return { webhooks, collections };
-  }, session.workspace.id);
+  });
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<WebhookWithSecret | null>(null);
 

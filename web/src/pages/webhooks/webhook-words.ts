@@ -1,4 +1,4 @@
-import type { Webhook } from './webhook-types.js';
+import type { Webhook } from '../../api-types.js';
 
 /** A webhook's events in a few words: "All events" or the list. */
 export function eventsText(webhook: Pick<Webhook, 'events'>): string {

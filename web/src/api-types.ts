@@ -1,0 +1,59 @@
+import type { paths } from '@plainbase/openapi';
+
+/**
+ * The API's representations as the dashboard reads them, taken from the types generated off the
+ * server's own OpenAPI document (sdk/src/generated/openapi.ts, `npm run generate` in sdk/), so a
+ * route that changes its answer fails the dashboard's type check instead of drifting from it.
+ */
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
+type ResponsesOf<O> = O extends { responses: infer Responses } ? Responses : never;
+type JsonOf<R> = R extends { content: { 'application/json': infer Json } } ? Json : undefined;
+
+/** The JSON body of an operation's successful answer. */
+export type Answer<P extends keyof paths, M extends Method> = JsonOf<ResponsesOf<Operation<P, M>>[Extract<keyof ResponsesOf<Operation<P, M>>, 200 | 201 | 202>]>;
+
+/** The JSON body an operation takes. */
+export type RequestBody<P extends keyof paths, M extends Method> = Operation<P, M> extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
+
+/** One item of a paged list answer (`{ data: [...], nextCursor }`). */
+type ItemOf<P extends keyof paths> = Answer<P, 'get'> extends { data: (infer Item)[] } ? Item : never;
+
+// Data
+export type Collection = Answer<'/v1/collections/{col}', 'get'>;
+export type RecordItem = Answer<'/v1/collections/{col}/records/{rec}', 'get'>;
+export type RecordData = RecordItem['data'];
+export type SchemaVersion = ItemOf<'/v1/collections/{col}/schemas'>;
+export type RecordIndex = ItemOf<'/v1/collections/{col}/indexes'>;
+export type StoredFile = ItemOf<'/v1/collections/{col}/files'>;
+export type ImportReport = Answer<'/v1/collections/{col}/import', 'post'>;
+
+// Keys and service accounts
+export type ApiKey = ItemOf<'/v1/keys'>;
+export type ApiKeyWithSecret = Answer<'/v1/keys', 'post'>;
+export type ServiceAccount = ItemOf<'/v1/service-accounts'>;
+/** Enough of a collection to pick it and to show its name. */
+export type CollectionRef = Pick<Collection, 'id' | 'name'>;
+
+// Webhooks
+export type Webhook = ItemOf<'/v1/webhooks'>;
+export type WebhookWithSecret = Answer<'/v1/webhooks', 'post'>;
+/** What the webhook may be told to listen to, as the API takes it on create and change. */
+export type WebhookInput = Pick<RequestBody<'/v1/webhooks', 'post'>, 'url' | 'events' | 'collections'>;
+export type Delivery = ItemOf<'/v1/webhooks/{wh}/deliveries'>;
+export type DeliveryWithAttempts = Answer<'/v1/webhooks/{wh}/deliveries/{dlv}', 'get'>;
+export type Attempt = DeliveryWithAttempts['attempts'][number];
+export type PingResult = Answer<'/v1/webhooks/{wh}/ping', 'post'>;
+
+// People
+export type Member = ItemOf<'/v1/members'>;
+export type Invite = Answer<'/v1/invites', 'post'>;
+export type AuditEntry = ItemOf<'/v1/audit-log'>;
+
+// Session
+export type SessionBody = Answer<'/v1/auth/session', 'get'>;
+export type Person = SessionBody['person'];
+export type Workspace = SessionBody['workspaces'][number];
+/** One call to the receiver and how it answered; a ping's result has the same shape without id and time. */
+export type AttemptResult = Omit<Attempt, 'id' | 'at'>;
