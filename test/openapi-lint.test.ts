@@ -55,3 +55,34 @@ it('the served /v1/openapi.json passes Redocly\'s recommended ruleset without er
   const listed = report.problems.map((problem) => `${problem.severity} ${problem.ruleId} at ${problem.location[0]?.pointer}: ${problem.message}`);
   expect(listed).toEqual([]);
 });
+
+it('every docs/ page the document points at is in the repository', async () => {
+  const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).body;
+  const pages = [...new Set(document.match(/docs\/[\w./-]*\w/g) ?? [])];
+  expect(pages.length).toBeGreaterThan(0);
+  const root = path.join(path.dirname(new URL(import.meta.url).pathname), '..');
+  expect(pages.filter((page) => !fs.existsSync(path.join(root, page)))).toEqual([]);
+});
+
+it('every operation has an example of its request body and of each successful answer with a body', async () => {
+  const document = JSON.parse((await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).body);
+  type Media = { example?: unknown; examples?: unknown; schema?: { examples?: unknown[]; type?: string; format?: string } };
+  const exemplified = (media: Media) =>
+    media.example !== undefined || media.examples !== undefined || Array.isArray(media.schema?.examples) ||
+    (media.schema?.type === 'string' && media.schema?.format === 'binary');
+  const missing: string[] = [];
+  for (const [url, methods] of Object.entries<Record<string, { requestBody?: { content: Record<string, Media> }; responses: Record<string, { content?: Record<string, Media> }> }>>(document.paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      for (const [type, media] of Object.entries(operation.requestBody?.content ?? {})) {
+        if (!exemplified(media)) missing.push(`${method.toUpperCase()} ${url} request ${type}`);
+      }
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (!/^2\d\d$/.test(status)) continue;
+        for (const [type, media] of Object.entries(response.content ?? {})) {
+          if (!exemplified(media)) missing.push(`${method.toUpperCase()} ${url} ${status} ${type}`);
+        }
+      }
+    }
+  }
+  expect(missing).toEqual([]);
+});

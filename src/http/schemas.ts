@@ -62,8 +62,11 @@ export const SERVER_ERROR_EXAMPLES: Record<string, Example> = {
 export const ResponseHeaders = {
   etag: Type.String({ description: 'The record\'s revision, quoted ("7"): send it back as If-Match to change only that revision.', examples: ['"7"'] }),
   location: Type.String({ description: 'The address of what was created.', examples: ['/v1/collections/col_01jbx3m9k6t2v8w4y7z0a5c1d3/files/fil_01jbx3p2q8r4s6t0v2w4y6z8a0'] }),
-  setSession: Type.String({ description: 'The session cookie (plainbase_session, HttpOnly, SameSite=Lax): the browser sends it with later calls.', examples: ['plainbase_session=…; Path=/; HttpOnly; SameSite=Lax'] }),
-  clearSession: Type.String({ description: 'Clears the session cookie.', examples: ['plainbase_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax'] }),
+  setSession: Type.String({
+    description: 'The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls.',
+    examples: ['plainbase_session=…; Path=/; Expires=Thu, 19 Nov 2026 10:00:00 GMT; HttpOnly; Secure; SameSite=Lax'],
+  }),
+  clearSession: Type.String({ description: 'Clears the session cookie.', examples: ['plainbase_session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax'] }),
   contentRange: Type.String({ description: 'Which bytes of the file this is, of how many: bytes 0-99/5120.', examples: ['bytes 0-99/5120'] }),
   unsatisfiedRange: Type.String({ description: 'The file\'s size, for a range that cannot be served: bytes */5120.', examples: ['bytes */5120'] }),
   contentDisposition: Type.String({ description: 'inline, or attachment (save, do not show) with the file name.', examples: ['attachment; filename="leads.ndjson"'] }),
@@ -95,22 +98,39 @@ export const Password = Type.String({ minLength: 1, maxLength: 1024 });
 // PostgreSQL text cannot hold U+0000 at all (it would fail as a 500 instead of a 400).
 export const DisplayName = Type.String({ minLength: 1, maxLength: 200, pattern: '^(?=.*\\S)[^\\u0000-\\u001F\\u007F]+$' });
 
-export const Person = Type.Object({ id: idOf('per'), email: Type.String(), name: Type.String() });
+/** Made-up values the examples of the document share: an id of each kind, and two times. */
+export const exampleId = (prefix: string) => `${prefix}_01jbx3m9k6t2v8w4y7z0a5c1d3`;
+export const EXAMPLE_TIME = '2026-11-05T10:00:00.000Z';
+export const EXAMPLE_LATER = '2026-11-05T10:05:00.000Z';
 
-export const Workspace = Type.Object({ id: idOf('ws'), name: Type.String(), role: RoleName, createdAt: Timestamp });
+const PERSON_EXAMPLE = { id: exampleId('per'), email: 'ada@example.com', name: 'Ada Lovelace' };
+const WORKSPACE_EXAMPLE = { id: exampleId('ws'), name: 'Acme research', role: 'owner', createdAt: EXAMPLE_TIME };
+
+export const Person = Type.Object({ id: idOf('per'), email: Type.String(), name: Type.String() }, { examples: [PERSON_EXAMPLE] });
+
+export const Workspace = Type.Object({ id: idOf('ws'), name: Type.String(), role: RoleName, createdAt: Timestamp }, { examples: [WORKSPACE_EXAMPLE] });
 
 /** What signing in, accepting an invite and finishing setup answer. */
-export const SessionBody = Type.Object({
-  person: Person,
-  expiresAt: Timestamp,
-  workspaces: Type.Array(Workspace),
-});
+export const SessionBody = Type.Object(
+  {
+    person: Person,
+    expiresAt: Timestamp,
+    workspaces: Type.Array(Workspace),
+  },
+  { examples: [{ person: PERSON_EXAMPLE, expiresAt: '2026-11-19T10:00:00.000Z', workspaces: [WORKSPACE_EXAMPLE] }] },
+);
 
-export const listOf = <T extends TSchema>(item: T) =>
-  Type.Object({
-    data: Type.Array(item),
-    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as ?cursor= for the next page; null on the last page.' }),
-  });
+/** A page of a list; its example is a page holding the item's example. */
+export const listOf = <T extends TSchema>(item: T) => {
+  const itemExamples = (item as { examples?: unknown[] }).examples;
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as ?cursor= for the next page; null on the last page.' }),
+    },
+    itemExamples?.length ? { examples: [{ data: [itemExamples[0]], nextCursor: null }] } : {},
+  );
+};
 
 export const Paging = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
