@@ -7366,7 +7366,7 @@ export interface operations {
                 "application/json": {
                     /** @description https:// address of your receiver (the rules of docs/webhooks.md apply). */
                     url: string;
-                    /** @description Event names, or ["*"] for all events, also those added later. */
+                    /** @description Event types (record.created, record.updated, record.deleted, record.restored, collection.created, collection.updated, collection.deleted, collection.restored, schema.updated), or ["*"] for all events, also those added later. */
                     events: string[];
                     /** @description Watched collections (ids or names); null or absent for all. */
                     collections?: string[] | null;
@@ -7647,7 +7647,7 @@ export interface operations {
                 "application/json": {
                     /** @description https:// address of your receiver (the rules of docs/webhooks.md apply). */
                     url?: string;
-                    /** @description Event names, or ["*"] for all events, also those added later. */
+                    /** @description Event types (record.created, record.updated, record.deleted, record.restored, collection.created, collection.updated, collection.deleted, collection.restored, schema.updated), or ["*"] for all events, also those added later. */
                     events?: string[];
                     /** @description Watched collections (ids or names); null or absent for all. */
                     collections?: string[] | null;

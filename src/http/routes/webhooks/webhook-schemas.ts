@@ -44,7 +44,12 @@ export const WebhookWithSecret = Type.Object({
 
 export const WebhookFields = {
   url: Type.String({ minLength: 1, maxLength: 2048, description: 'https:// address of your receiver (the rules of docs/webhooks.md apply).' }),
-  events: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 50, description: 'Event names, or ["*"] for all events, also those added later.' }),
+  // Checked by the webhooks module, whose refusal names the unknown events; the document lists them.
+  events: Type.Array(Type.String({ maxLength: 100, examples: ['record.created'] }), {
+    minItems: 1,
+    maxItems: 50,
+    description: `Event types (${EVENT_TYPES.join(', ')}), or ["*"] for all events, also those added later.`,
+  }),
   collections: Type.Union([Type.Array(CollectionRef, { minItems: 1, maxItems: 100 }), Type.Null()], { description: 'Watched collections (ids or names); null or absent for all.' }),
 };
 
