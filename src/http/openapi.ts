@@ -64,7 +64,7 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     // The key typed into "Authorize" survives a reload of the page (it stays in this browser's storage).
-    uiConfig: { persistAuthorization: true, displayOperationId: true, tryItOutEnabled: false },
+    uiConfig: { persistAuthorization: true, displayOperationId: true },
   });
 }
 
@@ -139,7 +139,7 @@ function addSharedAnswers(document: OpenApiDocument): OpenApiDocument {
       const clientError = responses['4XX'];
       clientError.description = 'The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema).';
       setExamples(clientError, ERROR_EXAMPLES);
-      const own = Object.fromEntries(Object.entries(responses).filter(([status]) => !status.endsWith('XX')));
+      const own = Object.fromEntries(Object.entries(responses).filter(([status]) => !status.endsWith('XX') && status !== '429'));
       // Listed in the order of statuses: the operation's own answers, 429, then the ranges.
       operation.responses = {
         ...own,
@@ -148,7 +148,8 @@ function addSharedAnswers(document: OpenApiDocument): OpenApiDocument {
           headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: ERROR_EXAMPLES.RATE_LIMITED!.value } },
         } } : {}),
-        ...responses,
+        '4XX': clientError,
+        ...(responses['5XX'] ? { '5XX': responses['5XX'] } : {}),
       };
       const serverError = responses['5XX'];
       if (serverError) {

@@ -1317,12 +1317,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description Every error answer, whatever the status. */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
