@@ -1,6 +1,4 @@
 import cookie from '@fastify/cookie';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -27,8 +25,7 @@ import { apiRoutes } from './http/routes.js';
 import { trustProxyOption } from './http/trust-proxy.js';
 import { registerOperations } from './http/routes/operations/operations.js';
 import { ErrorBody } from './http/schemas.js';
-import { WORKSPACE_HEADER } from './http/auth.js';
-import { Type } from 'typebox';
+import { documentRoute, registerOpenApi } from './http/openapi.js';
 
 export interface BuildAppOptions extends Deps {
   /** Pino logger options; tests pass `false` for silence. */
@@ -80,25 +77,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   logRequests(app);
   const metrics = instrument(app);
   await app.register(cookie);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Plainbase API',
-        version: '1',
-        description: 'Collections of JSON records with versioned schemas and files, scoped API keys and signed webhooks.',
-      },
-      servers: [{ url: deps.config.publicUrl }],
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'pb_live_… or pb_test_… API key' },
-          session: { type: 'apiKey', in: 'cookie', name: 'plainbase_session' },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await registerOpenApi(app, deps.config);
 
   // Set before anything can answer, so every reply carries it, errors included; a synchronous
   // onRequest hook costs less than an async onSend hook on every request.
@@ -156,42 +135,6 @@ function useStrictValidation(app: App): void {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : other).compile(schema));
 }
 
-const RESPONSE_WORDS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 206: 'Part of the content (Range)' };
-
-/** Every answer of the document says what it is, instead of "Default Response". */
-function describeResponses(responses: Record<string, object>): Record<string, object> {
-  const described: Record<string, object> = {};
-  for (const [status, schema] of Object.entries(responses)) {
-    described[status] = 'description' in schema || '$ref' in schema ? schema : { ...schema, description: RESPONSE_WORDS[status] ?? `Status ${status}` };
-  }
-  return described;
-}
-
-/**
- * The credentials each operation takes, for the OpenAPI document (and so for "Try it out" on
- * /docs): an API key, a session cookie, or none; and, for a session in a workspace, the
- * x-baas-workspace header as a parameter.
- */
-function documentedCredentials(access: Access): { security: Record<string, string[]>[]; headers?: object } {
-  switch (access.kind) {
-    case 'open':
-      return { security: [] };
-    case 'person':
-      return { security: [{ session: [] }] };
-    default: {
-      const anonymous = access.kind === 'workspace' && access.publicRead ? [{}] : [];
-      return {
-        security: [{ apiKey: [] }, { session: [] }, ...anonymous],
-        headers: Type.Object({
-          [WORKSPACE_HEADER]: Type.Optional(Type.String({
-            description: 'The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace.',
-          })),
-        }),
-      };
-    }
-  }
-}
-
 const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 /** Every route must declare its access; error answers are documented on every route. */
@@ -207,10 +150,7 @@ function declareRoute(app: App, route: RouteOptions): void {
   const operation = route.config.operation ?? `${route.method}:${route.url}`;
   // Every API route refuses query fields it does not know (docs/design.md §2), also those that take none.
   if (String(route.url).startsWith('/v1/') && !route.schema?.querystring) route.schema = { ...route.schema, querystring: NO_QUERY };
-  if (route.schema?.response) {
-    route.schema.response = { ...describeResponses(route.schema.response as Record<string, object>), '4xx': { $ref: 'Error#' }, '5xx': { $ref: 'Error#' } };
-  }
-  if (route.schema) route.schema = { ...route.schema, operationId: operation, ...documentedCredentials(route.config.access) };
+  if (route.schema) route.schema = documentRoute(route.schema, operation, route.config.access);
   for (const method of [route.method].flat()) {
     if (method === 'HEAD') continue;
     app.declaredRoutes.push({ method, url: route.url, operation, access: route.config.access });

@@ -46,7 +46,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description HTTP requests and their latency by method, route and status, and the process's own figures (memory, CPU, event loop). See docs/operations.md.
+         */
         get: operations["operations.metrics"];
         put?: never;
         post?: never;
@@ -63,7 +66,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This API described in OpenAPI 3.1 */
+        /**
+         * This API described in OpenAPI 3.1
+         * @description The document that /docs shows and the SDK's types are generated from.
+         */
         get: operations["operations.openapi"];
         put?: never;
         post?: never;
@@ -969,23 +975,51 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** Error */
+        /**
+         * Error
+         * @description Every error answer, whatever the status.
+         */
         Error: {
             error: {
-                /** @description A stable code from the closed list in the docs, like MISSING_SCOPE. */
-                code: string;
+                /**
+                 * @description A stable code; its HTTP status: INVALID_REQUEST 400, INVALID_WEBHOOK_URL 400, UNAUTHENTICATED 401, INVALID_API_KEY 401, API_KEY_EXPIRED 401, MISSING_SCOPE 403, COLLECTION_NOT_ALLOWED 403, PERSON_REQUIRED 403, FORBIDDEN 403, NOT_FOUND 404, CONFLICT 409, PRECONDITION_FAILED 412, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, SCHEMA_VALIDATION_FAILED 422, RATE_LIMITED 429, INTERNAL 500, UNAVAILABLE 503.
+                 * @enum {string}
+                 */
+                code: "INVALID_REQUEST" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_EXPIRED" | "MISSING_SCOPE" | "COLLECTION_NOT_ALLOWED" | "PERSON_REQUIRED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "SCHEMA_VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
                 /** @description A sentence for people; may change. */
                 message: string;
+                /** @description The request id (req_…), also in the x-request-id header: the server logs carry it. */
                 requestId: string;
+                /** @description Facts a program can act on, like the field that failed (`field`) or the limit (`limit`). */
                 details?: {
                     [key: string]: unknown;
                 };
             };
         };
-        /** EventMessage */
+        /**
+         * EventMessage
+         * @example {
+         *       "id": "evt_01jbx3m9k6t2v8w4y7z0a5c1d3",
+         *       "type": "record.created",
+         *       "createdAt": "2026-11-05T10:00:00.000Z",
+         *       "workspaceId": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+         *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+         *       "data": {
+         *         "record": {
+         *           "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+         *           "data": {
+         *             "name": "Ada Lovelace",
+         *             "email": "ada@example.com",
+         *             "age": 36
+         *           }
+         *         }
+         *       }
+         *     }
+         */
         EventMessage: {
             /** @description The event id (evt_…): x-baas-delivery of its deliveries. */
             id: string;
+            /** @enum {string} */
             type: "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated";
             /**
              * Format: date-time
@@ -1003,7 +1037,13 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description Seconds to wait before trying again.
+         * @example 1
+         */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1023,12 +1063,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         status: string;
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1037,7 +1082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1063,12 +1108,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ready"
+                     *     }
+                     */
                     "application/json": {
                         status: string;
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1077,7 +1127,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1097,12 +1147,37 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The Prometheus text format. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example # HELP plainbase_http_requests_total HTTP requests answered
+                     *     # TYPE plainbase_http_requests_total counter
+                     *     plainbase_http_requests_total{method="POST",route="/v1/collections/:col/records",status="201"} 42
+                     */
+                    "text/plain; version=0.0.4; charset=utf-8": string;
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; version=0.0.4; charset=utf-8": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; version=0.0.4; charset=utf-8": components["schemas"]["Error"];
+                };
             };
         };
     };
@@ -1115,12 +1190,44 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An OpenAPI 3.1 document. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Plainbase API",
+                     *         "version": "1"
+                     *       },
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
         };
     };
@@ -1133,6 +1240,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -1144,10 +1257,37 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "person": {
+                     *         "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada Lovelace"
+                     *       },
+                     *       "expiresAt": "2026-11-19T10:00:00.000Z",
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "Acme research",
+                     *           "role": "owner",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                         *       "email": "ada@example.com",
+                         *       "name": "Ada Lovelace"
+                         *     }
+                         */
                         person: {
                             /** @description An id starting with per_ */
                             id: string;
@@ -1163,6 +1303,10 @@ export interface operations {
                             /** @description An id starting with ws_ */
                             id: string;
                             name: string;
+                            /**
+                             * @description owner, admin, editor or viewer.
+                             * @enum {string}
+                             */
                             role: "owner" | "admin" | "editor" | "viewer";
                             /**
                              * Format: date-time
@@ -1173,7 +1317,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1182,7 +1348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1205,11 +1371,35 @@ export interface operations {
             /** @description No content */
             204: {
                 headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1218,7 +1408,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1244,7 +1434,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "person": {
+                     *         "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada Lovelace"
+                     *       },
+                     *       "expiresAt": "2026-11-19T10:00:00.000Z",
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "Acme research",
+                     *           "role": "owner",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                         *       "email": "ada@example.com",
+                         *       "name": "Ada Lovelace"
+                         *     }
+                         */
                         person: {
                             /** @description An id starting with per_ */
                             id: string;
@@ -1260,6 +1475,10 @@ export interface operations {
                             /** @description An id starting with ws_ */
                             id: string;
                             name: string;
+                            /**
+                             * @description owner, admin, editor or viewer.
+                             * @enum {string}
+                             */
                             role: "owner" | "admin" | "editor" | "viewer";
                             /**
                              * Format: date-time
@@ -1270,7 +1489,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1279,7 +1520,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1299,6 +1540,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct horse battery staple",
+                 *       "newPassword": "a longer and newer passphrase"
+                 *     }
+                 */
                 "application/json": {
                     currentPassword: string;
                     newPassword: string;
@@ -1313,7 +1560,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1322,7 +1591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1348,12 +1617,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "pending": true
+                     *     }
+                     */
                     "application/json": {
                         pending: boolean;
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1362,7 +1636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1382,6 +1656,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "the token of the printed setup link",
+                 *       "email": "ada@example.com",
+                 *       "name": "Ada Lovelace",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     /** Format: email */
@@ -1395,10 +1677,37 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "person": {
+                     *         "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada Lovelace"
+                     *       },
+                     *       "expiresAt": "2026-11-19T10:00:00.000Z",
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "Acme research",
+                     *           "role": "owner",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                         *       "email": "ada@example.com",
+                         *       "name": "Ada Lovelace"
+                         *     }
+                         */
                         person: {
                             /** @description An id starting with per_ */
                             id: string;
@@ -1414,6 +1723,10 @@ export interface operations {
                             /** @description An id starting with ws_ */
                             id: string;
                             name: string;
+                            /**
+                             * @description owner, admin, editor or viewer.
+                             * @enum {string}
+                             */
                             role: "owner" | "admin" | "editor" | "viewer";
                             /**
                              * Format: date-time
@@ -1424,7 +1737,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1433,7 +1746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1462,11 +1775,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "Acme research",
+                     *           "role": "owner",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description An id starting with ws_ */
                             id: string;
                             name: string;
+                            /**
+                             * @description owner, admin, editor or viewer.
+                             * @enum {string}
+                             */
                             role: "owner" | "admin" | "editor" | "viewer";
                             /**
                              * Format: date-time
@@ -1479,7 +1809,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1488,7 +1840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1508,6 +1860,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme research"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -1520,10 +1877,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "Acme research",
+                     *       "role": "owner",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** @description An id starting with ws_ */
                         id: string;
                         name: string;
+                        /**
+                         * @description owner, admin, editor or viewer.
+                         * @enum {string}
+                         */
                         role: "owner" | "admin" | "editor" | "viewer";
                         /**
                          * Format: date-time
@@ -1533,7 +1902,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1542,7 +1933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1565,6 +1956,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "personId": "per_01jbx3q4r5s6t7v8w9x0y1z2a3"
+                 *     }
+                 */
                 "application/json": {
                     /** @description An id starting with per_ */
                     personId: string;
@@ -1579,7 +1975,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1588,7 +2006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1620,12 +2038,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "personId": "per_01jbx3q4r5s6t7v8w9x0y1z2a3",
+                     *           "email": "grace@example.com",
+                     *           "name": "Grace Hopper",
+                     *           "role": "editor",
+                     *           "joinedAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description An id starting with per_ */
                             personId: string;
                             email: string;
                             name: string;
+                            /**
+                             * @description owner, admin, editor or viewer.
+                             * @enum {string}
+                             */
                             role: "owner" | "admin" | "editor" | "viewer";
                             /**
                              * Format: date-time
@@ -1638,7 +2074,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1647,7 +2105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1680,7 +2138,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1689,7 +2169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1715,7 +2195,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "admin"
+                 *     }
+                 */
                 "application/json": {
+                    /**
+                     * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                     * @enum {string}
+                     */
                     role: "admin" | "editor" | "viewer";
                 };
             };
@@ -1727,11 +2216,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "personId": "per_01jbx3q4r5s6t7v8w9x0y1z2a3",
+                     *       "email": "grace@example.com",
+                     *       "name": "Grace Hopper",
+                     *       "role": "editor",
+                     *       "joinedAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         /** @description An id starting with per_ */
                         personId: string;
                         email: string;
                         name: string;
+                        /**
+                         * @description owner, admin, editor or viewer.
+                         * @enum {string}
+                         */
                         role: "owner" | "admin" | "editor" | "viewer";
                         /**
                          * Format: date-time
@@ -1741,7 +2243,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1750,7 +2274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1782,11 +2306,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "inv_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "email": "grace@example.com",
+                     *           "role": "editor",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "expiresAt": "2026-11-12T10:00:00.000Z",
+                     *           "invitedBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description An id starting with inv_ */
                             id: string;
                             email: string;
+                            /**
+                             * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                             * @enum {string}
+                             */
                             role: "admin" | "editor" | "viewer";
                             /**
                              * Format: date-time
@@ -1809,7 +2352,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1818,7 +2383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1841,9 +2406,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "grace@example.com",
+                 *       "role": "editor"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
+                    /**
+                     * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                     * @enum {string}
+                     */
                     role: "admin" | "editor" | "viewer";
                 };
             };
@@ -1855,10 +2430,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "inv_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "email": "grace@example.com",
+                     *       "role": "editor",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "expiresAt": "2026-11-12T10:00:00.000Z",
+                     *       "invitedBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "token": "q3Vt8Xk2bR5nW0yZ4aC7dF1gH6jL9mP2sT5vX8zB0eQ",
+                     *       "url": "https://plainbase.example.com/invite/q3Vt8Xk2bR5nW0yZ4aC7dF1gH6jL9mP2sT5vX8zB0eQ"
+                     *     }
+                     */
                     "application/json": {
                         /** @description An id starting with inv_ */
                         id: string;
                         email: string;
+                        /**
+                         * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                         * @enum {string}
+                         */
                         role: "admin" | "editor" | "viewer";
                         /**
                          * Format: date-time
@@ -1878,7 +2469,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1887,7 +2500,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1920,7 +2533,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1929,7 +2564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1951,6 +2586,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Grace Hopper",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     password: string;
@@ -1961,10 +2602,37 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "person": {
+                     *         "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada Lovelace"
+                     *       },
+                     *       "expiresAt": "2026-11-19T10:00:00.000Z",
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "Acme research",
+                     *           "role": "owner",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                         *       "email": "ada@example.com",
+                         *       "name": "Ada Lovelace"
+                         *     }
+                         */
                         person: {
                             /** @description An id starting with per_ */
                             id: string;
@@ -1980,6 +2648,10 @@ export interface operations {
                             /** @description An id starting with ws_ */
                             id: string;
                             name: string;
+                            /**
+                             * @description owner, admin, editor or viewer.
+                             * @enum {string}
+                             */
                             role: "owner" | "admin" | "editor" | "viewer";
                             /**
                              * Format: date-time
@@ -1990,7 +2662,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -1999,7 +2671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2039,6 +2711,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "aud_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "at": "2026-11-05T10:00:00.000Z",
+                     *           "actor": {
+                     *             "type": "person",
+                     *             "id": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *             "name": "Ada Lovelace"
+                     *           },
+                     *           "action": "member.role_changed",
+                     *           "target": {
+                     *             "type": "person",
+                     *             "id": "per_01jbx3q4r5s6t7v8w9x0y1z2a3"
+                     *           },
+                     *           "ip": "203.0.113.7",
+                     *           "userAgent": "Mozilla/5.0",
+                     *           "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "details": {
+                     *             "from": "viewer",
+                     *             "to": "editor"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -2069,7 +2769,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2078,7 +2800,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2107,24 +2829,64 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "workspaceId": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "key": {
+                     *         "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "name": "nightly import",
+                     *         "mode": "live"
+                     *       },
+                     *       "person": null,
+                     *       "role": "viewer",
+                     *       "grantedScopes": [
+                     *         "records:read",
+                     *         "records:create"
+                     *       ],
+                     *       "effectiveScopes": [
+                     *         "records:read"
+                     *       ],
+                     *       "suppressed": [
+                     *         {
+                     *           "scope": "records:create",
+                     *           "reason": "the creator's role (viewer) no longer allows it"
+                     *         }
+                     *       ],
+                     *       "collections": null,
+                     *       "expiresAt": null
+                     *     }
+                     */
                     "application/json": {
                         workspaceId: string;
                         key: {
                             id: string;
                             name: string;
-                            mode: string;
+                            /**
+                             * @description live, or test: a pb_test_ key, to tell test traffic apart.
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
                         } | null;
                         person: {
                             id: string;
                             email: string;
                             name: string;
                         } | null;
-                        /** @description The role the caller answers to now: a person's own, or that of the key's creator or service account. */
-                        role: string;
-                        grantedScopes: string[];
-                        effectiveScopes: string[];
+                        /**
+                         * @description The role the caller answers to now: a person's own, or that of the key's creator or service account.
+                         * @enum {string}
+                         */
+                        role: "owner" | "admin" | "editor" | "viewer";
+                        grantedScopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
+                        /** @description The granted scopes the role allows now. */
+                        effectiveScopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
+                        /** @description Granted scopes the role no longer allows, and why. */
                         suppressed: {
-                            scope: string;
+                            /**
+                             * @description One of the twelve scopes.
+                             * @enum {string}
+                             */
+                            scope: "collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write";
                             reason: string;
                         }[];
                         collections: string[] | null;
@@ -2132,7 +2894,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2141,7 +2925,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2173,14 +2957,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "nightly import",
+                     *           "mode": "live",
+                     *           "preview": "pb_live_01jbx3m9k6t2v8w4y7z0a5c1d3_…cE1h",
+                     *           "scopes": [
+                     *             "records:read",
+                     *             "records:create"
+                     *           ],
+                     *           "collections": null,
+                     *           "expiresAt": null,
+                     *           "serviceAccountId": null,
+                     *           "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "lastUsedAt": "2026-11-05T11:00:00.000Z",
+                     *           "lastUsedIp": "203.0.113.7",
+                     *           "state": "active"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
                             name: string;
+                            /**
+                             * @description live, or test: a pb_test_ key, to tell test traffic apart.
+                             * @enum {string}
+                             */
                             mode: "live" | "test";
                             /** @description A masked form of the secret, to recognise it. */
                             preview: string;
-                            scopes: string[];
+                            scopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
+                            /** @description The collection ids the key is restricted to; null for every collection. */
                             collections: string[] | null;
                             expiresAt: string | null;
                             serviceAccountId: string | null;
@@ -2193,6 +3007,7 @@ export interface operations {
                             /** @description Accurate to about a minute. */
                             lastUsedAt: string | null;
                             lastUsedIp: string | null;
+                            /** @enum {string} */
                             state: "active" | "expired" | "revoked";
                         }[];
                         /** @description Pass as ?cursor= for the next page; null on the last page. */
@@ -2200,7 +3015,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2209,7 +3046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2232,6 +3069,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "nightly import",
+                 *       "scopes": [
+                 *         "records:read",
+                 *         "records:create"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     scopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
@@ -2244,6 +3090,10 @@ export interface operations {
                     collections?: string[];
                     /** @description An id starting with sa_ */
                     serviceAccountId?: string;
+                    /**
+                     * @description live, or test: a pb_test_ key, to tell test traffic apart.
+                     * @enum {string}
+                     */
                     mode?: "live" | "test";
                 };
             };
@@ -2255,13 +3105,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "nightly import",
+                     *       "mode": "live",
+                     *       "preview": "pb_live_01jbx3m9k6t2v8w4y7z0a5c1d3_…cE1h",
+                     *       "scopes": [
+                     *         "records:read",
+                     *         "records:create"
+                     *       ],
+                     *       "collections": null,
+                     *       "expiresAt": null,
+                     *       "serviceAccountId": null,
+                     *       "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastUsedAt": null,
+                     *       "lastUsedIp": null,
+                     *       "state": "active",
+                     *       "secret": "pb_live_01jbx3m9k6t2v8w4y7z0a5c1d3_Xk2bR5nW0yZ4aC7dF1gH6jL9mP2sT5vX8zB0eQ3rU6wY9cE1h"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
+                        /**
+                         * @description live, or test: a pb_test_ key, to tell test traffic apart.
+                         * @enum {string}
+                         */
                         mode: "live" | "test";
                         /** @description A masked form of the secret, to recognise it. */
                         preview: string;
-                        scopes: string[];
+                        scopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
+                        /** @description The collection ids the key is restricted to; null for every collection. */
                         collections: string[] | null;
                         expiresAt: string | null;
                         serviceAccountId: string | null;
@@ -2274,13 +3150,36 @@ export interface operations {
                         /** @description Accurate to about a minute. */
                         lastUsedAt: string | null;
                         lastUsedIp: string | null;
+                        /** @enum {string} */
                         state: "active" | "expired" | "revoked";
                         /** @description The token to send as "Authorization: Bearer …". Shown once: it cannot be read again. */
                         secret: string;
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2289,7 +3188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2321,13 +3220,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "nightly import",
+                     *       "mode": "live",
+                     *       "preview": "pb_live_01jbx3m9k6t2v8w4y7z0a5c1d3_…cE1h",
+                     *       "scopes": [
+                     *         "records:read",
+                     *         "records:create"
+                     *       ],
+                     *       "collections": null,
+                     *       "expiresAt": null,
+                     *       "serviceAccountId": null,
+                     *       "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastUsedAt": "2026-11-05T11:00:00.000Z",
+                     *       "lastUsedIp": "203.0.113.7",
+                     *       "state": "active"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
+                        /**
+                         * @description live, or test: a pb_test_ key, to tell test traffic apart.
+                         * @enum {string}
+                         */
                         mode: "live" | "test";
                         /** @description A masked form of the secret, to recognise it. */
                         preview: string;
-                        scopes: string[];
+                        scopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
+                        /** @description The collection ids the key is restricted to; null for every collection. */
                         collections: string[] | null;
                         expiresAt: string | null;
                         serviceAccountId: string | null;
@@ -2340,11 +3264,34 @@ export interface operations {
                         /** @description Accurate to about a minute. */
                         lastUsedAt: string | null;
                         lastUsedIp: string | null;
+                        /** @enum {string} */
                         state: "active" | "expired" | "revoked";
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2353,7 +3300,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2379,6 +3326,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "gracePeriodSeconds": 3600
+                 *     }
+                 */
                 "application/json": {
                     gracePeriodSeconds: number;
                 };
@@ -2391,13 +3343,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "nightly import",
+                     *       "mode": "live",
+                     *       "preview": "pb_live_01jbx3m9k6t2v8w4y7z0a5c1d3_…cE1h",
+                     *       "scopes": [
+                     *         "records:read",
+                     *         "records:create"
+                     *       ],
+                     *       "collections": null,
+                     *       "expiresAt": null,
+                     *       "serviceAccountId": null,
+                     *       "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastUsedAt": null,
+                     *       "lastUsedIp": null,
+                     *       "state": "active",
+                     *       "secret": "pb_live_01jbx3m9k6t2v8w4y7z0a5c1d3_Xk2bR5nW0yZ4aC7dF1gH6jL9mP2sT5vX8zB0eQ3rU6wY9cE1h"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
+                        /**
+                         * @description live, or test: a pb_test_ key, to tell test traffic apart.
+                         * @enum {string}
+                         */
                         mode: "live" | "test";
                         /** @description A masked form of the secret, to recognise it. */
                         preview: string;
-                        scopes: string[];
+                        scopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
+                        /** @description The collection ids the key is restricted to; null for every collection. */
                         collections: string[] | null;
                         expiresAt: string | null;
                         serviceAccountId: string | null;
@@ -2410,13 +3388,36 @@ export interface operations {
                         /** @description Accurate to about a minute. */
                         lastUsedAt: string | null;
                         lastUsedIp: string | null;
+                        /** @enum {string} */
                         state: "active" | "expired" | "revoked";
                         /** @description The token to send as "Authorization: Bearer …". Shown once: it cannot be read again. */
                         secret: string;
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2425,7 +3426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2457,13 +3458,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "nightly import",
+                     *       "mode": "live",
+                     *       "preview": "pb_live_01jbx3m9k6t2v8w4y7z0a5c1d3_…cE1h",
+                     *       "scopes": [
+                     *         "records:read",
+                     *         "records:create"
+                     *       ],
+                     *       "collections": null,
+                     *       "expiresAt": null,
+                     *       "serviceAccountId": null,
+                     *       "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastUsedAt": "2026-11-05T11:00:00.000Z",
+                     *       "lastUsedIp": "203.0.113.7",
+                     *       "state": "active"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
+                        /**
+                         * @description live, or test: a pb_test_ key, to tell test traffic apart.
+                         * @enum {string}
+                         */
                         mode: "live" | "test";
                         /** @description A masked form of the secret, to recognise it. */
                         preview: string;
-                        scopes: string[];
+                        scopes: ("collections:read" | "collections:create" | "collections:update" | "collections:delete" | "records:read" | "records:create" | "records:update" | "records:delete" | "schemas:read" | "schemas:write" | "files:read" | "files:write")[];
+                        /** @description The collection ids the key is restricted to; null for every collection. */
                         collections: string[] | null;
                         expiresAt: string | null;
                         serviceAccountId: string | null;
@@ -2476,11 +3502,34 @@ export interface operations {
                         /** @description Accurate to about a minute. */
                         lastUsedAt: string | null;
                         lastUsedIp: string | null;
+                        /** @enum {string} */
                         state: "active" | "expired" | "revoked";
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2489,7 +3538,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2521,10 +3570,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "sa_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "billing sync",
+                     *           "role": "editor",
+                     *           "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
                             name: string;
+                            /**
+                             * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                             * @enum {string}
+                             */
                             role: "admin" | "editor" | "viewer";
                             createdBy: string;
                             /**
@@ -2538,7 +3605,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2547,7 +3636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2570,8 +3659,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "billing sync",
+                 *       "role": "editor"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
+                    /**
+                     * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                     * @enum {string}
+                     */
                     role: "admin" | "editor" | "viewer";
                 };
             };
@@ -2583,9 +3682,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sa_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "billing sync",
+                     *       "role": "editor",
+                     *       "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
+                        /**
+                         * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                         * @enum {string}
+                         */
                         role: "admin" | "editor" | "viewer";
                         createdBy: string;
                         /**
@@ -2596,7 +3708,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2605,7 +3739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2638,7 +3772,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2647,7 +3803,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2673,8 +3829,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "viewer"
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
+                    /**
+                     * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                     * @enum {string}
+                     */
                     role?: "admin" | "editor" | "viewer";
                 };
             };
@@ -2686,9 +3851,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sa_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "billing sync",
+                     *       "role": "editor",
+                     *       "createdBy": "per_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
+                        /**
+                         * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                         * @enum {string}
+                         */
                         role: "admin" | "editor" | "viewer";
                         createdBy: string;
                         /**
@@ -2699,7 +3877,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2708,7 +3908,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2741,6 +3941,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "leads",
+                     *           "public": false,
+                     *           "settings": {
+                     *             "description": "Sign-ups from the landing page"
+                     *           },
+                     *           "activeSchemaVersion": 1,
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *           "trashedAt": null
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -2767,7 +3986,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2776,7 +4017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2799,11 +4040,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "leads",
+                 *       "public": false,
+                 *       "settings": {
+                 *         "description": "Sign-ups from the landing page"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Lower case letters, digits and _, starting with a letter. */
                     name: string;
                     public?: boolean;
-                    /** @description Collection settings; see docs/collections.md. */
+                    /** @description Collection settings: today only a description (docs/data-api.md, Collections). An unknown setting is refused. */
                     settings?: {
                         description?: string;
                     };
@@ -2817,6 +4067,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "leads",
+                     *       "public": false,
+                     *       "settings": {
+                     *         "description": "Sign-ups from the landing page"
+                     *       },
+                     *       "activeSchemaVersion": 1,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
@@ -2839,7 +4103,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2848,7 +4134,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2883,6 +4169,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "leads",
+                     *       "public": false,
+                     *       "settings": {
+                     *         "description": "Sign-ups from the landing page"
+                     *       },
+                     *       "activeSchemaVersion": 1,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null,
+                     *       "contents": {
+                     *         "records": 1200,
+                     *         "trashedRecords": 3,
+                     *         "files": 40,
+                     *         "fileBytes": 5242880
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
@@ -2916,7 +4222,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2925,7 +4253,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2959,6 +4287,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "leads",
+                     *       "public": false,
+                     *       "settings": {
+                     *         "description": "Sign-ups from the landing page"
+                     *       },
+                     *       "activeSchemaVersion": 1,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
@@ -2988,7 +4330,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2997,7 +4361,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3023,11 +4387,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "public": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description Lower case letters, digits and _, starting with a letter. */
                     name?: string;
                     public?: boolean;
-                    /** @description Collection settings; see docs/collections.md. */
+                    /** @description Collection settings: today only a description (docs/data-api.md, Collections). An unknown setting is refused. */
                     settings?: {
                         description?: string;
                     };
@@ -3041,6 +4410,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "leads",
+                     *       "public": false,
+                     *       "settings": {
+                     *         "description": "Sign-ups from the landing page"
+                     *       },
+                     *       "activeSchemaVersion": 1,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
@@ -3063,7 +4446,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3072,7 +4477,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3104,6 +4509,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "leads",
+                     *       "public": false,
+                     *       "settings": {
+                     *         "description": "Sign-ups from the landing page"
+                     *       },
+                     *       "activeSchemaVersion": 1,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         name: string;
@@ -3126,7 +4545,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3135,7 +4576,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3179,6 +4620,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "data": {
+                     *             "name": "Ada Lovelace",
+                     *             "email": "ada@example.com",
+                     *             "age": 36
+                     *           },
+                     *           "schemaVersion": 1,
+                     *           "files": [],
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *           "trashedAt": null
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -3203,11 +4665,34 @@ export interface operations {
                         }[];
                         /** @description Pass as ?cursor= for the next page; null on the last page. */
                         nextCursor: string | null;
+                        /** @description Only with ?count=true: how many records match. */
                         total?: number;
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3216,7 +4701,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3231,6 +4716,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A repeat within 24 h returns the first response and creates nothing. */
+                "idempotency-key"?: string;
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
             };
@@ -3242,6 +4729,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "name": "Ada Lovelace",
+                 *         "email": "ada@example.com",
+                 *         "age": 36
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The record's fields, a JSON object. */
                     data: {
@@ -3254,9 +4750,27 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -3280,7 +4794,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3289,7 +4825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3321,9 +4857,27 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -3347,7 +4901,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3356,7 +4932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3371,6 +4947,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The record's ETag as last read; a mismatch answers 412. */
+                "if-match"?: string;
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
             };
@@ -3383,6 +4961,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "name": "Ada Lovelace",
+                 *         "email": "ada@example.com",
+                 *         "age": 36
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The record's fields, a JSON object. */
                     data: {
@@ -3395,9 +4982,27 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -3439,7 +5044,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3448,7 +5075,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3465,6 +5092,8 @@ export interface operations {
                 permanent?: boolean;
             };
             header?: {
+                /** @description The record's ETag as last read; a mismatch answers 412. */
+                "if-match"?: string;
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
             };
@@ -3480,9 +5109,27 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -3531,7 +5178,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3540,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3555,6 +5224,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The record's ETag as last read; a mismatch answers 412. */
+                "if-match"?: string;
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
             };
@@ -3567,6 +5238,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "name": "Ada Lovelace",
+                 *         "email": "ada@example.com",
+                 *         "age": 36
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The record's fields, a JSON object. */
                     data: {
@@ -3579,9 +5259,27 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -3623,7 +5321,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3632,7 +5352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3662,9 +5382,27 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -3706,7 +5444,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3715,7 +5475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3750,14 +5510,43 @@ export interface operations {
             /** @description NDJSON: one {id, data, createdAt, updatedAt, schemaVersion} per line. CSV: id,createdAt,updatedAt, then one column per data field. */
             200: {
                 headers: {
+                    /** @description inline, or attachment (save, do not show) with the file name. */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example {"id":"rec_01jbx3m9k6t2v8w4y7z0a5c1d3","data":{"name":"Ada Lovelace","age":36},"createdAt":"2026-11-05T10:00:00.000Z","updatedAt":"2026-11-05T10:05:00.000Z","schemaVersion":1} */
                     "application/x-ndjson": string;
-                    "text/csv": string;
+                    /**
+                     * @example id,createdAt,updatedAt,name,age
+                     *     rec_01jbx3m9k6t2v8w4y7z0a5c1d3,2026-11-05T10:00:00.000Z,2026-11-05T10:05:00.000Z,Ada Lovelace,36
+                     */
+                    "text/csv; charset=utf-8": string;
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3766,7 +5555,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3801,6 +5590,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "name": "by_email",
+                     *           "fields": [
+                     *             "data.email"
+                     *           ],
+                     *           "unique": true
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             name: string;
@@ -3812,7 +5615,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3821,7 +5646,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3847,6 +5672,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "by_email",
+                 *       "fields": [
+                 *         "data.email"
+                 *       ],
+                 *       "unique": true
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @description Like ["data.email"]; also createdAt, updatedAt. */
@@ -3862,6 +5696,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "by_email",
+                     *       "fields": [
+                     *         "data.email"
+                     *       ],
+                     *       "unique": true
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         fields: string[];
@@ -3869,7 +5712,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3878,7 +5743,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3912,7 +5777,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3921,7 +5808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3956,11 +5843,50 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "sch_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "version": 1,
+                     *           "state": "active",
+                     *           "schema": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "name": {
+                     *                 "type": "string",
+                     *                 "minLength": 1
+                     *               },
+                     *               "email": {
+                     *                 "type": "string",
+                     *                 "format": "email"
+                     *               },
+                     *               "age": {
+                     *                 "type": "integer",
+                     *                 "minimum": 0
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "name",
+                     *               "email"
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
                             collectionId: string;
                             version: number;
+                            /**
+                             * @description draft: never enforced yet; active: records are checked against it; off: was active.
+                             * @enum {string}
+                             */
                             state: "draft" | "active" | "off";
                             schema: {
                                 [key: string]: unknown;
@@ -3976,7 +5902,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -3985,7 +5933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4011,6 +5959,31 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "schema": {
+                 *         "type": "object",
+                 *         "properties": {
+                 *           "name": {
+                 *             "type": "string",
+                 *             "minLength": 1
+                 *           },
+                 *           "email": {
+                 *             "type": "string",
+                 *             "format": "email"
+                 *           },
+                 *           "age": {
+                 *             "type": "integer",
+                 *             "minimum": 0
+                 *           }
+                 *         },
+                 *         "required": [
+                 *           "name",
+                 *           "email"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     schema: {
                         [key: string]: unknown;
@@ -4025,10 +5998,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sch_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "version": 1,
+                     *       "state": "active",
+                     *       "schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "name": {
+                     *             "type": "string",
+                     *             "minLength": 1
+                     *           },
+                     *           "email": {
+                     *             "type": "string",
+                     *             "format": "email"
+                     *           },
+                     *           "age": {
+                     *             "type": "integer",
+                     *             "minimum": 0
+                     *           }
+                     *         },
+                     *         "required": [
+                     *           "name",
+                     *           "email"
+                     *         ]
+                     *       },
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
                         version: number;
+                        /**
+                         * @description draft: never enforced yet; active: records are checked against it; off: was active.
+                         * @enum {string}
+                         */
                         state: "draft" | "active" | "off";
                         schema: {
                             [key: string]: unknown;
@@ -4041,7 +6048,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4050,7 +6079,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4083,10 +6112,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sch_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "version": 1,
+                     *       "state": "active",
+                     *       "schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "name": {
+                     *             "type": "string",
+                     *             "minLength": 1
+                     *           },
+                     *           "email": {
+                     *             "type": "string",
+                     *             "format": "email"
+                     *           },
+                     *           "age": {
+                     *             "type": "integer",
+                     *             "minimum": 0
+                     *           }
+                     *         },
+                     *         "required": [
+                     *           "name",
+                     *           "email"
+                     *         ]
+                     *       },
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
                         version: number;
+                        /**
+                         * @description draft: never enforced yet; active: records are checked against it; off: was active.
+                         * @enum {string}
+                         */
                         state: "draft" | "active" | "off";
                         schema: {
                             [key: string]: unknown;
@@ -4099,7 +6162,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4108,7 +6193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4141,10 +6226,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sch_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "version": 1,
+                     *       "state": "active",
+                     *       "schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "name": {
+                     *             "type": "string",
+                     *             "minLength": 1
+                     *           },
+                     *           "email": {
+                     *             "type": "string",
+                     *             "format": "email"
+                     *           },
+                     *           "age": {
+                     *             "type": "integer",
+                     *             "minimum": 0
+                     *           }
+                     *         },
+                     *         "required": [
+                     *           "name",
+                     *           "email"
+                     *         ]
+                     *       },
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
                         version: number;
+                        /**
+                         * @description draft: never enforced yet; active: records are checked against it; off: was active.
+                         * @enum {string}
+                         */
                         state: "draft" | "active" | "off";
                         schema: {
                             [key: string]: unknown;
@@ -4158,6 +6277,10 @@ export interface operations {
                         id: string;
                         collectionId: string;
                         version: number;
+                        /**
+                         * @description draft: never enforced yet; active: records are checked against it; off: was active.
+                         * @enum {string}
+                         */
                         state: "draft" | "active" | "off";
                         /**
                          * Format: date-time
@@ -4167,7 +6290,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4176,7 +6321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4209,10 +6354,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sch_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "version": 1,
+                     *       "state": "active",
+                     *       "schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "name": {
+                     *             "type": "string",
+                     *             "minLength": 1
+                     *           },
+                     *           "email": {
+                     *             "type": "string",
+                     *             "format": "email"
+                     *           },
+                     *           "age": {
+                     *             "type": "integer",
+                     *             "minimum": 0
+                     *           }
+                     *         },
+                     *         "required": [
+                     *           "name",
+                     *           "email"
+                     *         ]
+                     *       },
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
                         version: number;
+                        /**
+                         * @description draft: never enforced yet; active: records are checked against it; off: was active.
+                         * @enum {string}
+                         */
                         state: "draft" | "active" | "off";
                         schema: {
                             [key: string]: unknown;
@@ -4226,6 +6405,10 @@ export interface operations {
                         id: string;
                         collectionId: string;
                         version: number;
+                        /**
+                         * @description draft: never enforced yet; active: records are checked against it; off: was active.
+                         * @enum {string}
+                         */
                         state: "draft" | "active" | "off";
                         /**
                          * Format: date-time
@@ -4235,7 +6418,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4244,7 +6449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4278,6 +6483,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "fil_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "signed-contract.pdf",
+                     *       "size": 48213,
+                     *       "contentType": "application/pdf",
+                     *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "createdBy": {
+                     *         "type": "key",
+                     *         "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -4302,7 +6522,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4311,7 +6553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4346,7 +6588,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4355,7 +6619,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4390,6 +6654,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "fil_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "name": "signed-contract.pdf",
+                     *           "size": 48213,
+                     *           "contentType": "application/pdf",
+                     *           "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "createdBy": {
+                     *             "type": "key",
+                     *             "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3"
+                     *           },
+                     *           "attachedTo": 1
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -4420,7 +6705,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4429,7 +6736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4458,7 +6765,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example (the file's bytes) */
                 "application/octet-stream": unknown;
+                /**
+                 * @example {
+                 *       "file": "(the file's bytes)"
+                 *     }
+                 */
                 "multipart/form-data": unknown;
             };
         };
@@ -4466,9 +6779,26 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description The address of what was created. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "fil_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "name": "signed-contract.pdf",
+                     *       "size": 48213,
+                     *       "contentType": "application/pdf",
+                     *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "createdBy": {
+                     *         "type": "key",
+                     *         "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -4493,7 +6823,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4502,7 +6854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4520,6 +6872,10 @@ export interface operations {
                 download?: boolean;
             };
             header?: {
+                /** @description bytes=start-end, bytes=start- or bytes=-suffix; one range. */
+                range?: string;
+                "if-range"?: string;
+                "if-none-match"?: string;
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
             };
@@ -4533,27 +6889,47 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The whole content. */
+            /** @description The whole content, in the type it was stored with. */
             200: {
                 headers: {
+                    /** @description The content's SHA-256, quoted: send it as If-None-Match (304 when unchanged) or If-Range. */
+                    ETag?: string;
+                    /** @description When the content was stored (an HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description bytes: a Range header may ask for part of the content. */
+                    "Accept-Ranges"?: string;
+                    /** @description inline, or attachment (save, do not show) with the file name. */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "*/*": string;
                 };
             };
             /** @description The range asked for; Content-Range says which. */
             206: {
                 headers: {
+                    /** @description The content's SHA-256, quoted: send it as If-None-Match (304 when unchanged) or If-Range. */
+                    ETag?: string;
+                    /** @description When the content was stored (an HTTP date). */
+                    "Last-Modified"?: string;
+                    /** @description bytes: a Range header may ask for part of the content. */
+                    "Accept-Ranges"?: string;
+                    /** @description inline, or attachment (save, do not show) with the file name. */
+                    "Content-Disposition"?: string;
+                    /** @description Which bytes of the file this is, of how many: bytes 0-99/5120. */
+                    "Content-Range"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "*/*": string;
                 };
             };
             /** @description If-None-Match named the current ETag. */
             304: {
                 headers: {
+                    /** @description The content's SHA-256, quoted: send it as If-None-Match (304 when unchanged) or If-Range. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4561,11 +6937,35 @@ export interface operations {
             /** @description The range is malformed or lies past the end; Content-Range says the size. No body. */
             416: {
                 headers: {
+                    /** @description The file's size, for a range that cannot be served: bytes *\/5120. */
+                    "Content-Range"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4574,7 +6974,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4601,6 +7001,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fileId": "fil_01jbx3m9k6t2v8w4y7z0a5c1d3"
+                 *     }
+                 */
                 "application/json": {
                     /** @description An id starting with fil_ */
                     fileId: string;
@@ -4611,9 +7016,27 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -4655,7 +7078,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4664,7 +7109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4696,9 +7141,27 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         collectionId: string;
@@ -4740,7 +7203,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4749,7 +7234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4781,11 +7266,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "url": "https://hooks.example.com/plainbase",
+                     *           "events": [
+                     *             "record.created",
+                     *             "record.updated"
+                     *           ],
+                     *           "collections": null,
+                     *           "enabled": true,
+                     *           "disabledReason": null,
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-05T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
                             url: string;
-                            events: string[];
+                            events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                             collections: string[] | null;
                             enabled: boolean;
                             disabledReason: "auto" | "manual" | null;
@@ -4805,7 +7310,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4814,7 +7341,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4837,10 +7364,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/plainbase",
+                 *       "events": [
+                 *         "record.created",
+                 *         "record.updated"
+                 *       ],
+                 *       "collections": [
+                 *         "leads"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description https:// address of your receiver (the rules of docs/webhooks.md apply). */
                     url: string;
-                    /** @description Event names, or ["*"] for all events, also those added later. */
+                    /** @description Event types (record.created, record.updated, record.deleted, record.restored, collection.created, collection.updated, collection.deleted, collection.restored, schema.updated), or ["*"] for all events, also those added later. */
                     events: string[];
                     /** @description Watched collections (ids or names); null or absent for all. */
                     collections?: string[] | null;
@@ -4854,10 +7393,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "url": "https://hooks.example.com/plainbase",
+                     *       "events": [
+                     *         "record.created",
+                     *         "record.updated"
+                     *       ],
+                     *       "collections": null,
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "secret": "whsec_Vt8Xk2bR5nW0yZ4aC7dF1gH6jL9mP2sT5vX8zB0eQ3r"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         url: string;
-                        events: string[];
+                        events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
                         disabledReason: "auto" | "manual" | null;
@@ -4876,7 +7431,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4885,7 +7462,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4917,10 +7494,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "url": "https://hooks.example.com/plainbase",
+                     *       "events": [
+                     *         "record.created",
+                     *         "record.updated"
+                     *       ],
+                     *       "collections": null,
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         url: string;
-                        events: string[];
+                        events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
                         disabledReason: "auto" | "manual" | null;
@@ -4937,7 +7529,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4946,7 +7560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4979,7 +7593,29 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -4988,7 +7624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5014,10 +7650,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "*"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description https:// address of your receiver (the rules of docs/webhooks.md apply). */
                     url?: string;
-                    /** @description Event names, or ["*"] for all events, also those added later. */
+                    /** @description Event types (record.created, record.updated, record.deleted, record.restored, collection.created, collection.updated, collection.deleted, collection.restored, schema.updated), or ["*"] for all events, also those added later. */
                     events?: string[];
                     /** @description Watched collections (ids or names); null or absent for all. */
                     collections?: string[] | null;
@@ -5031,10 +7674,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "url": "https://hooks.example.com/plainbase",
+                     *       "events": [
+                     *         "record.created",
+                     *         "record.updated"
+                     *       ],
+                     *       "collections": null,
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         url: string;
-                        events: string[];
+                        events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
                         disabledReason: "auto" | "manual" | null;
@@ -5051,7 +7709,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5060,7 +7740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5092,10 +7772,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "url": "https://hooks.example.com/plainbase",
+                     *       "events": [
+                     *         "record.created",
+                     *         "record.updated"
+                     *       ],
+                     *       "collections": null,
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         url: string;
-                        events: string[];
+                        events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
                         disabledReason: "auto" | "manual" | null;
@@ -5112,7 +7807,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5121,7 +7838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5153,10 +7870,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "url": "https://hooks.example.com/plainbase",
+                     *       "events": [
+                     *         "record.created",
+                     *         "record.updated"
+                     *       ],
+                     *       "collections": null,
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         url: string;
-                        events: string[];
+                        events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
                         disabledReason: "auto" | "manual" | null;
@@ -5173,7 +7905,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5182,7 +7936,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5214,10 +7968,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "url": "https://hooks.example.com/plainbase",
+                     *       "events": [
+                     *         "record.created",
+                     *         "record.updated"
+                     *       ],
+                     *       "collections": null,
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "secret": "whsec_Vt8Xk2bR5nW0yZ4aC7dF1gH6jL9mP2sT5vX8zB0eQ3r"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         url: string;
-                        events: string[];
+                        events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
                         disabledReason: "auto" | "manual" | null;
@@ -5236,7 +8006,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5245,7 +8037,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5277,6 +8069,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "status": 200,
+                     *       "durationMs": 84,
+                     *       "responseHeaders": {
+                     *         "content-type": "text/plain"
+                     *       },
+                     *       "responseBody": "ok",
+                     *       "error": null
+                     *     }
+                     */
                     "application/json": {
                         ok: boolean;
                         status: number | null;
@@ -5290,7 +8094,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5299,7 +8125,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5314,6 +8140,7 @@ export interface operations {
         parameters: {
             query?: {
                 state?: "pending" | "succeeded" | "dead";
+                /** @description Only deliveries of this event type, like record.created. */
                 eventType?: string;
                 limit?: number;
                 cursor?: string;
@@ -5336,11 +8163,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "dlv_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "eventId": "evt_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "eventType": "record.created",
+                     *           "webhookId": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "state": "succeeded",
+                     *           "held": false,
+                     *           "attemptCount": 1,
+                     *           "nextAttemptAt": null,
+                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
                             eventId: string;
-                            eventType: string;
+                            /** @enum {string} */
+                            eventType: "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated";
                             webhookId: string;
                             state: "pending" | "succeeded" | "dead";
                             /** @description Pending while the webhook is off: kept, and sent once it is enabled again. */
@@ -5359,7 +8205,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5368,7 +8236,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5402,10 +8270,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "eventId": "evt_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "eventType": "record.created",
+                     *       "webhookId": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "state": "succeeded",
+                     *       "held": false,
+                     *       "attemptCount": 1,
+                     *       "nextAttemptAt": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "body": "{\"id\":\"evt_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"type\":\"record.created\",\"createdAt\":\"2026-11-05T10:00:00.000Z\",\"workspaceId\":\"ws_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"collectionId\":\"col_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"data\":{\"record\":{\"id\":\"rec_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"data\":{\"name\":\"Ada Lovelace\",\"email\":\"ada@example.com\",\"age\":36}}}}",
+                     *       "attempts": [
+                     *         {
+                     *           "id": "att_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "at": "2026-11-05T10:00:00.000Z",
+                     *           "status": 200,
+                     *           "durationMs": 84,
+                     *           "responseHeaders": {
+                     *             "content-type": "text/plain"
+                     *           },
+                     *           "responseBody": "ok",
+                     *           "error": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         eventId: string;
-                        eventType: string;
+                        /** @enum {string} */
+                        eventType: "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated";
                         webhookId: string;
                         state: "pending" | "succeeded" | "dead";
                         /** @description Pending while the webhook is off: kept, and sent once it is enabled again. */
@@ -5439,7 +8335,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5448,7 +8366,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5482,10 +8400,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "eventId": "evt_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "eventType": "record.created",
+                     *       "webhookId": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "state": "succeeded",
+                     *       "held": false,
+                     *       "attemptCount": 1,
+                     *       "nextAttemptAt": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         eventId: string;
-                        eventType: string;
+                        /** @enum {string} */
+                        eventType: "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated";
                         webhookId: string;
                         state: "pending" | "succeeded" | "dead";
                         /** @description Pending while the webhook is off: kept, and sent once it is enabled again. */
@@ -5507,10 +8439,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "eventId": "evt_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "eventType": "record.created",
+                     *       "webhookId": "wh_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "state": "succeeded",
+                     *       "held": false,
+                     *       "attemptCount": 1,
+                     *       "nextAttemptAt": null,
+                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         eventId: string;
-                        eventType: string;
+                        /** @enum {string} */
+                        eventType: "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated";
                         webhookId: string;
                         state: "pending" | "succeeded" | "dead";
                         /** @description Pending while the webhook is off: kept, and sent once it is enabled again. */
@@ -5526,7 +8472,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5535,7 +8503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5573,6 +8541,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "type": "record.created",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "workspaceId": "ws_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "data": {
+                     *             "record": {
+                     *               "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *               "data": {
+                     *                 "name": "Ada Lovelace",
+                     *                 "email": "ada@example.com",
+                     *                 "age": 36
+                     *               }
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["EventMessage"][];
                         /** @description Pass as ?cursor= for the next page; null on the last page. */
@@ -5580,7 +8572,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5589,7 +8603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5625,10 +8639,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example id: evt_01jbx3m9k6t2v8w4y7z0a5c1d3
+                     *     event: record.created
+                     *     data: {"id":"evt_01jbx3m9k6t2v8w4y7z0a5c1d3","type":"record.created","createdAt":"2026-11-05T10:00:00.000Z","workspaceId":"ws_01jbx3m9k6t2v8w4y7z0a5c1d3","collectionId":"col_01jbx3m9k6t2v8w4y7z0a5c1d3","data":{"record":{"id":"rec_01jbx3m9k6t2v8w4y7z0a5c1d3","data":{"name":"Ada Lovelace","email":"ada@example.com","age":36}}}}
+                     */
                     "text/event-stream": string;
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5637,7 +8678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5666,8 +8707,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {"name": "Ada Lovelace", "age": 36}
+                 *     {"name": "Grace Hopper", "age": 85}
+                 */
                 "application/x-ndjson": unknown;
+                /**
+                 * @example {"name": "Ada Lovelace", "age": 36}
+                 *     {"name": "Grace Hopper", "age": 85}
+                 */
+                "application/ndjson": unknown;
+                /**
+                 * @example {"name": "Ada Lovelace", "age": 36}
+                 *     {"name": "Grace Hopper", "age": 85}
+                 */
+                "application/jsonl": unknown;
+                /** @example [{"name": "Ada Lovelace", "age": 36}, {"name": "Grace Hopper", "age": 85}] */
                 "application/json": unknown;
+                /**
+                 * @example name,age
+                 *     Ada Lovelace,36
+                 *     Grace Hopper,85
+                 */
                 "text/csv": unknown;
             };
         };
@@ -5678,6 +8739,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "imported": 2,
+                     *       "rejected": [
+                     *         {
+                     *           "line": 3,
+                     *           "error": {
+                     *             "code": "SCHEMA_VALIDATION_FAILED",
+                     *             "message": "The record does not match schema version 1: data.age must be integer.",
+                     *             "details": {
+                     *               "version": 1,
+                     *               "errors": [
+                     *                 {
+                     *                   "field": "data.age",
+                     *                   "message": "must be integer"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "rejectedCount": 1
+                     *     }
+                     */
                     "application/json": {
                         /** @description Records created. */
                         imported: number;
@@ -5698,7 +8783,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -5707,7 +8814,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;

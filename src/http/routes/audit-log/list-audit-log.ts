@@ -5,7 +5,7 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
 import { decodeCursor, idPosition, page } from '../../cursor.js';
-import { AnyObject, listOf, Paging, Timestamp } from '../../schemas.js';
+import { AnyObject, EXAMPLE_TIME, exampleId, listOf, Paging, Timestamp } from '../../schemas.js';
 
 const AuditEntry = Type.Object({
   id: Type.String(),
@@ -21,6 +21,18 @@ const AuditEntry = Type.Object({
   userAgent: Type.Union([Type.String(), Type.Null()]),
   requestId: Type.Union([Type.String(), Type.Null()]),
   details: AnyObject(),
+}, {
+  examples: [{
+    id: exampleId('aud'),
+    at: EXAMPLE_TIME,
+    actor: { type: 'person', id: exampleId('per'), name: 'Ada Lovelace' },
+    action: 'member.role_changed',
+    target: { type: 'person', id: 'per_01jbx3q4r5s6t7v8w9x0y1z2a3' },
+    ip: '203.0.113.7',
+    userAgent: 'Mozilla/5.0',
+    requestId: 'req_01jbx3m9k6t2v8w4y7z0a5c1d3',
+    details: { from: 'viewer', to: 'editor' },
+  }],
 });
 
 /**

@@ -13,7 +13,7 @@ export const registerChangePassword: RegisterRoute = (app, deps) =>
     schema: {
       summary: "Change the signed-in person's password (the current one is needed); ends their other sessions",
       tags: ['auth'],
-      body: Type.Object({ currentPassword: Password, newPassword: Password }, { additionalProperties: false }),
+      body: Type.Object({ currentPassword: Password, newPassword: Password }, { additionalProperties: false, examples: [{ currentPassword: 'correct horse battery staple', newPassword: 'a longer and newer passphrase' }] }),
       response: { 204: NoContent },
     },
     handler: async (request, reply) => {

@@ -3,7 +3,7 @@ import { completeSetup, isSetupPending } from '../../../modules/setup/first-owne
 import { OPEN } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { requestMeta } from '../../request-meta.js';
-import { DisplayName, Email, Password, SessionBody } from '../../schemas.js';
+import { DisplayName, Email, Password, ResponseHeaders, SessionBody, withHeaders } from '../../schemas.js';
 import { sessionBody, setSessionCookie } from '../../session-cookie.js';
 
 export const registerGetSetup: RegisterRoute = (app, deps) =>
@@ -12,7 +12,7 @@ export const registerGetSetup: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Whether the first owner still has to be created',
       tags: ['auth'],
-      response: { 200: Type.Object({ pending: Type.Boolean() }) },
+      response: { 200: Type.Object({ pending: Type.Boolean() }, { examples: [{ pending: true }] }) },
     },
     handler: async () => ({ pending: await isSetupPending(deps) }),
   });
@@ -25,9 +25,9 @@ export const registerCompleteSetup: RegisterRoute = (app, deps) =>
       tags: ['auth'],
       body: Type.Object(
         { token: Type.String({ minLength: 1, maxLength: 200 }), email: Email, name: DisplayName, password: Password },
-        { additionalProperties: false },
+        { additionalProperties: false, examples: [{ token: 'the token of the printed setup link', email: 'ada@example.com', name: 'Ada Lovelace', password: 'correct horse battery staple' }] },
       ),
-      response: { 201: SessionBody },
+      response: { 201: withHeaders(SessionBody, { 'Set-Cookie': ResponseHeaders.setSession }) },
     },
     handler: async (request, reply) => {
       const { person, session } = await completeSetup(deps, request.body, requestMeta(request));

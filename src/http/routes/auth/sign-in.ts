@@ -3,7 +3,7 @@ import { signIn } from '../../../modules/sessions/sign-in.js';
 import { OPEN } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { requestMeta } from '../../request-meta.js';
-import { Email, Password, SessionBody } from '../../schemas.js';
+import { Email, Password, ResponseHeaders, SessionBody, withHeaders } from '../../schemas.js';
 import { sessionBody, setSessionCookie } from '../../session-cookie.js';
 
 export const registerSignIn: RegisterRoute = (app, deps) =>
@@ -12,8 +12,8 @@ export const registerSignIn: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Sign in with email and password; sets the plainbase_session cookie',
       tags: ['auth'],
-      body: Type.Object({ email: Email, password: Password }, { additionalProperties: false }),
-      response: { 200: SessionBody },
+      body: Type.Object({ email: Email, password: Password }, { additionalProperties: false, examples: [{ email: 'ada@example.com', password: 'correct horse battery staple' }] }),
+      response: { 200: withHeaders(SessionBody, { 'Set-Cookie': ResponseHeaders.setSession }), 429: { $ref: 'Error#' } },
     },
     handler: async (request, reply) => {
       const { person, session } = await signIn(deps, request.body, requestMeta(request));

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp } from '../../schemas.js';
+import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId, Timestamp } from '../../schemas.js';
 
 export const CollectionRef = Type.String({
   pattern: '^(col_[0-9a-z]{26}|[a-z][a-z0-9_]{0,62})$',
@@ -10,8 +10,19 @@ export const CollectionName = Type.String({ pattern: '^[a-z][a-z0-9_]{0,62}$', d
 
 export const Settings = Type.Object(
   { description: Type.Optional(Type.String({ maxLength: 2000 })) },
-  { additionalProperties: false, description: 'Collection settings; see docs/collections.md.' },
+  { additionalProperties: false, description: 'Collection settings: today only a description (docs/data-api.md, Collections). An unknown setting is refused.' },
 );
+
+export const COLLECTION_EXAMPLE = {
+  id: exampleId('col'),
+  name: 'leads',
+  public: false,
+  settings: { description: 'Sign-ups from the landing page' },
+  activeSchemaVersion: 1,
+  createdAt: EXAMPLE_TIME,
+  updatedAt: EXAMPLE_LATER,
+  trashedAt: null,
+};
 
 export const Collection = Type.Object({
   id: Type.String(),
@@ -22,4 +33,4 @@ export const Collection = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   trashedAt: Type.Union([Timestamp, Type.Null()]),
-});
+}, { examples: [COLLECTION_EXAMPLE] });

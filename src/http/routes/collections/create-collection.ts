@@ -11,7 +11,10 @@ export const registerCreateCollection: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Create a collection (emits collection.created)',
       tags: ['collections'],
-      body: Type.Object({ name: CollectionName, public: Type.Optional(Type.Boolean()), settings: Type.Optional(Settings) }, { additionalProperties: false }),
+      body: Type.Object(
+        { name: CollectionName, public: Type.Optional(Type.Boolean()), settings: Type.Optional(Settings) },
+        { additionalProperties: false, examples: [{ name: 'leads', public: false, settings: { description: 'Sign-ups from the landing page' } }] },
+      ),
       response: { 201: Collection },
     },
     handler: async (request, reply) => reply.status(201).send(await createCollection(deps, collectionContext(request), request.body)),

@@ -4,7 +4,7 @@ import { findCollection, toCollectionView } from '../../../modules/collections/c
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { Collection, CollectionParams } from './collection-schemas.js';
+import { Collection, COLLECTION_EXAMPLE, CollectionParams } from './collection-schemas.js';
 
 const Contents = Type.Object(
   {
@@ -27,7 +27,12 @@ export const registerGetCollection: RegisterRoute = (app, deps) =>
         { contents: Type.Optional(Type.Boolean({ description: 'Also answer `contents`: how many records and files it holds, live and in its trash.' })) },
         { additionalProperties: false },
       ),
-      response: { 200: Type.Object({ ...Collection.properties, contents: Type.Optional(Contents) }) },
+      response: {
+        200: Type.Object(
+          { ...Collection.properties, contents: Type.Optional(Contents) },
+          { examples: [{ ...COLLECTION_EXAMPLE, contents: { records: 1200, trashedRecords: 3, files: 40, fileBytes: 5242880 } }] },
+        ),
+      },
     },
     handler: async (request) => {
       const { workspaceId } = inWorkspace(request);

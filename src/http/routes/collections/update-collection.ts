@@ -14,7 +14,7 @@ export const registerUpdateCollection: RegisterRoute = (app, deps) =>
       params: CollectionParams,
       body: Type.Object(
         { name: Type.Optional(CollectionName), public: Type.Optional(Type.Boolean()), settings: Type.Optional(Settings) },
-        { additionalProperties: false, minProperties: 1 },
+        { additionalProperties: false, minProperties: 1, examples: [{ public: true }] },
       ),
       response: { 200: Collection },
     },

@@ -9,7 +9,7 @@ import { EventSubscription } from '../../../modules/events/event-subscription.js
 import type { RegisterRoute } from '../../app-type.js';
 import { authenticate, inWorkspace } from '../../auth.js';
 import { EventChoice, eventFilterFor, EVENTS_ACCESS } from './event-filter.js';
-import { EVENT_ID } from './event-schemas.js';
+import { EVENT_EXAMPLE, EVENT_ID } from './event-schemas.js';
 import { placeAfter } from './list-events.js';
 
 /** A comment line every 15 s keeps proxies from closing a quiet stream. */
@@ -37,7 +37,17 @@ export const registerStreamEvents: RegisterRoute = (app, deps) =>
         { ...EventChoice, after: Type.Optional(Type.String({ pattern: EVENT_ID.source, description: 'Resume after this event (the Last-Event-ID header wins).' })) },
         { additionalProperties: false },
       ),
-      response: { 200: { description: 'A stream of server-sent events.', content: { 'text/event-stream': { schema: Type.String() } } } },
+      response: {
+        200: {
+          description: 'A stream of server-sent events.',
+          content: {
+            'text/event-stream': {
+              schema: Type.String(),
+              example: `id: ${EVENT_EXAMPLE.id}\nevent: ${EVENT_EXAMPLE.type}\ndata: ${JSON.stringify(EVENT_EXAMPLE)}\n\n`,
+            },
+          },
+        },
+      },
     },
     handler: async (request, reply) => {
       const { workspaceId } = inWorkspace(request);

@@ -6,9 +6,18 @@ import type { RegisterRoute } from '../../app-type.js';
 import { readScope } from '../../public-read.js';
 import { contentDisposition, matchesEtag, parseRange, servedInline } from './content-headers.js';
 import { FileParams } from './file-schemas.js';
+import { ResponseHeaders } from '../../schemas.js';
 
 /** No body at all: `null` would go out as the four bytes of the JSON text null. */
 const NO_BODY = undefined as never;
+
+const FILE_ETAG = Type.String({ description: 'The content\'s SHA-256, quoted: send it as If-None-Match (304 when unchanged) or If-Range.', examples: ['"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"'] });
+const CONTENT_HEADERS = {
+  ETag: FILE_ETAG,
+  'Last-Modified': ResponseHeaders.lastModified,
+  'Accept-Ranges': ResponseHeaders.acceptRanges,
+  'Content-Disposition': ResponseHeaders.contentDisposition,
+};
 
 export const registerDownloadFile: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/files/:fil/content', {
@@ -29,10 +38,14 @@ export const registerDownloadFile: RegisterRoute = (app, deps) =>
         'if-none-match': Type.Optional(Type.String()),
       }),
       response: {
-        200: { description: 'The whole content.', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-        206: { description: 'The range asked for; Content-Range says which.', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-        304: { description: 'If-None-Match named the current ETag.', type: 'null' },
-        416: { description: 'The range is malformed or lies past the end; Content-Range says the size. No body.', type: 'null' },
+        200: { description: 'The whole content, in the type it was stored with.', headers: CONTENT_HEADERS, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+        206: {
+          description: 'The range asked for; Content-Range says which.',
+          headers: { ...CONTENT_HEADERS, 'Content-Range': ResponseHeaders.contentRange },
+          content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+        },
+        304: { description: 'If-None-Match named the current ETag.', type: 'null', headers: { ETag: FILE_ETAG } },
+        416: { description: 'The range is malformed or lies past the end; Content-Range says the size. No body.', type: 'null', headers: { 'Content-Range': ResponseHeaders.unsatisfiedRange } },
       },
     },
     handler: async (request, reply) => {

@@ -6,7 +6,7 @@ import { inWorkspace } from '../../auth.js';
 import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, Paging } from '../../schemas.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
-import { FileBody } from './file-schemas.js';
+import { FILE_EXAMPLE, FileBody } from './file-schemas.js';
 
 /**
  * The files of a collection, for the dashboard's file browser and for programs. Not a public read:
@@ -20,7 +20,12 @@ export const registerListFiles: RegisterRoute = (app, deps) =>
       tags: ['files'],
       params: CollectionParams,
       querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
-      response: { 200: listOf(Type.Object({ ...FileBody.properties, attachedTo: Type.Integer({ description: 'How many records it is attached to.' }) })) },
+      response: {
+        200: listOf(Type.Object(
+          { ...FileBody.properties, attachedTo: Type.Integer({ description: 'How many records it is attached to.' }) },
+          { examples: [{ ...FILE_EXAMPLE, attachedTo: 1 }] },
+        )),
+      },
     },
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;

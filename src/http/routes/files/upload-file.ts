@@ -11,6 +11,7 @@ import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
 import { FileBody } from './file-schemas.js';
+import { ResponseHeaders, withHeaders } from '../../schemas.js';
 
 /**
  * The body, for the OpenAPI document. Each schema is only a description, so Fastify's validation
@@ -19,10 +20,11 @@ import { FileBody } from './file-schemas.js';
 const UploadBody = {
   content: {
     'application/octet-stream': {
-      schema: { description: 'The file itself, sent with its own Content-Type (image/png, application/pdf, …); name it with ?name=.' },
+      // Annotations only: the body is a stream that the upload stores as it arrives.
+      schema: { description: 'The file itself, sent with its own Content-Type (image/png, application/pdf, …); name it with ?name=.', examples: ['(the file\'s bytes)'] },
     },
     'multipart/form-data': {
-      schema: { description: 'A form with one file part (any field name); its file name and type are used unless ?name= says otherwise.' },
+      schema: { description: 'A form with one file part (any field name); its file name and type are used unless ?name= says otherwise.', examples: [{ file: '(the file\'s bytes)' }] },
     },
   },
 };
@@ -66,7 +68,7 @@ export const registerUploadFile: RegisterRoute = (app, deps) =>
         params: CollectionParams,
         querystring: UploadQuery,
         body: UploadBody,
-        response: { 201: FileBody },
+        response: { 201: withHeaders(FileBody, { Location: ResponseHeaders.location }) },
       },
       handler: async (request, reply) => {
         const input = await uploadInput(request, request.query.name, deps.config.fileMaxBytes);

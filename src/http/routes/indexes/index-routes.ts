@@ -8,7 +8,7 @@ import { decodeCursor, page, timedPosition } from '../../cursor.js';
 import { listOf, NoContent, Paging } from '../../schemas.js';
 import { CollectionParams, CollectionRef } from '../collections/collection-schemas.js';
 
-const Index = Type.Object({ name: Type.String(), fields: Type.Array(Type.String()), unique: Type.Boolean() });
+const Index = Type.Object({ name: Type.String(), fields: Type.Array(Type.String()), unique: Type.Boolean() }, { examples: [{ name: 'by_email', fields: ['data.email'], unique: true }] });
 const MANAGE = needs('indexes:manage');
 // Indexes come oldest first: the cursor is the last one's creation time and name.
 const INDEX_POSITION = timedPosition(/[a-z][a-z0-9_]{0,62}/);
@@ -47,7 +47,7 @@ export const registerCreateIndex: RegisterRoute = (app, deps) =>
           fields: Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 4, description: 'Like ["data.email"]; also createdAt, updatedAt.' }),
           unique: Type.Optional(Type.Boolean()),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, examples: [{ name: 'by_email', fields: ['data.email'], unique: true }] },
       ),
       response: { 201: Index },
     },

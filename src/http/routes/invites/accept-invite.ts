@@ -3,7 +3,7 @@ import { acceptInvite } from '../../../modules/invites/invites.js';
 import { OPEN } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { requestMeta } from '../../request-meta.js';
-import { DisplayName, Password, SessionBody } from '../../schemas.js';
+import { DisplayName, Password, ResponseHeaders, SessionBody, withHeaders } from '../../schemas.js';
 import { sessionBody, setSessionCookie } from '../../session-cookie.js';
 
 export const registerAcceptInvite: RegisterRoute = (app, deps) =>
@@ -14,8 +14,8 @@ export const registerAcceptInvite: RegisterRoute = (app, deps) =>
       summary: 'Accept an invite: a new person gives name and password, an existing one their password; signs in',
       tags: ['members'],
       params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
-      body: Type.Object({ name: Type.Optional(DisplayName), password: Password }, { additionalProperties: false }),
-      response: { 200: SessionBody },
+      body: Type.Object({ name: Type.Optional(DisplayName), password: Password }, { additionalProperties: false, examples: [{ name: 'Grace Hopper', password: 'correct horse battery staple' }] }),
+      response: { 200: withHeaders(SessionBody, { 'Set-Cookie': ResponseHeaders.setSession }) },
     },
     handler: async (request, reply) => {
       const { person, session } = await acceptInvite(deps, request.params.token, request.body, requestMeta(request));

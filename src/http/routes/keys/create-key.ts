@@ -22,7 +22,7 @@ export const registerCreateKey: RegisterRoute = (app, deps) =>
           serviceAccountId: Type.Optional(idOf('sa')),
           mode: Type.Optional(KeyMode),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, examples: [{ name: 'nightly import', scopes: ['records:read', 'records:create'] }] },
       ),
       response: { 201: KeyWithSecret },
     },

@@ -11,7 +11,7 @@ export const registerRotateKey: RegisterRoute = (app, deps) =>
       summary: 'New secret, same key; the old secret keeps working for the grace period (0 = stops now, at most 7 days)',
       tags: ['keys'],
       params: KeyParams,
-      body: Type.Object({ gracePeriodSeconds: Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS }) }, { additionalProperties: false }),
+      body: Type.Object({ gracePeriodSeconds: Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS }) }, { additionalProperties: false, examples: [{ gracePeriodSeconds: 3600 }] }),
       response: { 200: KeyWithSecret },
     },
     handler: async (request) => {

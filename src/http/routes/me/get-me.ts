@@ -3,18 +3,31 @@ import { roleAllows, SCOPES } from '../../../abilities.js';
 import { MEMBER } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
-import { Timestamp } from '../../schemas.js';
+import { exampleId, RoleName, Timestamp } from '../../schemas.js';
+import { KeyMode, ScopeName } from '../keys/key-schemas.js';
 
 const Me = Type.Object({
   workspaceId: Type.String(),
-  key: Type.Union([Type.Object({ id: Type.String(), name: Type.String(), mode: Type.String() }), Type.Null()]),
+  key: Type.Union([Type.Object({ id: Type.String(), name: Type.String(), mode: Type.Unsafe<string>({ ...KeyMode }) }), Type.Null()]),
   person: Type.Union([Type.Object({ id: Type.String(), email: Type.String(), name: Type.String() }), Type.Null()]),
-  role: Type.String({ description: "The role the caller answers to now: a person's own, or that of the key's creator or service account." }),
-  grantedScopes: Type.Array(Type.String()),
-  effectiveScopes: Type.Array(Type.String()),
-  suppressed: Type.Array(Type.Object({ scope: Type.String(), reason: Type.String() })),
+  role: { ...RoleName, description: "The role the caller answers to now: a person's own, or that of the key's creator or service account." },
+  grantedScopes: Type.Array(ScopeName),
+  effectiveScopes: Type.Array(ScopeName, { description: 'The granted scopes the role allows now.' }),
+  suppressed: Type.Array(Type.Object({ scope: ScopeName, reason: Type.String() }), { description: 'Granted scopes the role no longer allows, and why.' }),
   collections: Type.Union([Type.Array(Type.String()), Type.Null()]),
   expiresAt: Type.Union([Timestamp, Type.Null()]),
+}, {
+  examples: [{
+    workspaceId: exampleId('ws'),
+    key: { id: exampleId('key'), name: 'nightly import', mode: 'live' },
+    person: null,
+    role: 'viewer',
+    grantedScopes: ['records:read', 'records:create'],
+    effectiveScopes: ['records:read'],
+    suppressed: [{ scope: 'records:create', reason: "the creator's role (viewer) no longer allows it" }],
+    collections: null,
+    expiresAt: null,
+  }],
 });
 
 export const registerGetMe: RegisterRoute = (app) =>

@@ -14,7 +14,7 @@ export const registerUpdateMember: RegisterRoute = (app, deps) =>
       summary: "Change a member's role (never the owner's; see transfer-ownership)",
       tags: ['members'],
       params: MemberParams,
-      body: Type.Object({ role: AssignableRole }, { additionalProperties: false }),
+      body: Type.Object({ role: AssignableRole }, { additionalProperties: false, examples: [{ role: 'admin' }] }),
       response: { 200: Member },
     },
     handler: async (request) => {

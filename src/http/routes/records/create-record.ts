@@ -5,7 +5,7 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
-import { DataBody, RecordBody } from './record-schemas.js';
+import { DataBody, RecordWithEtag } from './record-schemas.js';
 
 export const registerCreateRecord: RegisterRoute = (app, deps) =>
   app.post('/v1/collections/:col/records', {
@@ -18,7 +18,7 @@ export const registerCreateRecord: RegisterRoute = (app, deps) =>
         'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A repeat within 24 h returns the first response and creates nothing.' })),
       }),
       body: DataBody,
-      response: { 201: RecordBody },
+      response: { 201: RecordWithEtag },
     },
     handler: async (request, reply) => {
       const context = collectionContext(request);

@@ -4,6 +4,7 @@ import { FILTER_LIMITS } from '../../../modules/records/query/filter-parser.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
+import { ResponseHeaders } from '../../schemas.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
 
 const CONTENT_TYPES: Record<ExportFormat, string> = {
@@ -35,9 +36,16 @@ export const registerExportRecords: RegisterRoute = (app, deps) =>
       response: {
         200: {
           description: 'NDJSON: one {id, data, createdAt, updatedAt, schemaVersion} per line. CSV: id,createdAt,updatedAt, then one column per data field.',
+          headers: { 'Content-Disposition': ResponseHeaders.contentDisposition },
           content: {
-            'application/x-ndjson': { schema: Type.String() },
-            'text/csv': { schema: Type.String() },
+            [CONTENT_TYPES.ndjson]: {
+              schema: Type.String(),
+              example: '{"id":"rec_01jbx3m9k6t2v8w4y7z0a5c1d3","data":{"name":"Ada Lovelace","age":36},"createdAt":"2026-11-05T10:00:00.000Z","updatedAt":"2026-11-05T10:05:00.000Z","schemaVersion":1}\n',
+            },
+            [CONTENT_TYPES.csv]: {
+              schema: Type.String(),
+              example: 'id,createdAt,updatedAt,name,age\r\nrec_01jbx3m9k6t2v8w4y7z0a5c1d3,2026-11-05T10:00:00.000Z,2026-11-05T10:05:00.000Z,Ada Lovelace,36\r\n',
+            },
           },
         },
       },

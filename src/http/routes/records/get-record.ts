@@ -4,7 +4,7 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { readScope, trashNeedsCredential } from '../../public-read.js';
 import { recordJson, sendJson } from './record-json.js';
-import { RecordBody, RecordParams } from './record-schemas.js';
+import { RecordParams, RecordWithEtag } from './record-schemas.js';
 
 export const registerGetRecord: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/records/:rec', {
@@ -14,7 +14,7 @@ export const registerGetRecord: RegisterRoute = (app, deps) =>
       tags: ['records'],
       params: RecordParams,
       querystring: Type.Object({ trashed: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-      response: { 200: RecordBody },
+      response: { 200: RecordWithEtag },
     },
     handler: async (request, reply) => {
       const anonymous = request.auth.workspaceId === null;

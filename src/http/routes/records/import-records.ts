@@ -22,11 +22,16 @@ const FORMATS: Record<string, ImportFormat> = {
  * The body, for the OpenAPI document. Each schema is only a description, so Fastify's validation
  * (run on the parsed body, here the raw stream) accepts anything; the parsers do the checking.
  */
+const NDJSON_EXAMPLE = '{"name": "Ada Lovelace", "age": 36}\n{"name": "Grace Hopper", "age": 85}\n';
+
 const ImportBody = {
   content: {
-    'application/x-ndjson': { schema: { description: 'One JSON object (a record\'s data) per line. Also sent as application/ndjson or application/jsonl.' } },
-    'application/json': { schema: { description: 'A JSON array of objects, each one record\'s data.' } },
-    'text/csv': { schema: { description: 'A header row of field names, then one row per record; see docs/import-export.md for how cells are typed.' } },
+    // Annotations only: the body is a stream that the import parses as it arrives.
+    'application/x-ndjson': { schema: { description: 'One JSON object (a record\'s data) per line.', examples: [NDJSON_EXAMPLE] } },
+    'application/ndjson': { schema: { description: 'The same as application/x-ndjson.', examples: [NDJSON_EXAMPLE] } },
+    'application/jsonl': { schema: { description: 'The same as application/x-ndjson.', examples: [NDJSON_EXAMPLE] } },
+    'application/json': { schema: { description: 'A JSON array of objects, each one record\'s data.', examples: ['[{"name": "Ada Lovelace", "age": 36}, {"name": "Grace Hopper", "age": 85}]'] } },
+    'text/csv': { schema: { description: 'A header row of field names, then one row per record; see docs/import-export.md for how cells are typed.', examples: ['name,age\nAda Lovelace,36\nGrace Hopper,85\n'] } },
   },
 };
 
@@ -54,6 +59,12 @@ const ImportReportBody = Type.Object({
     { description: `Refused rows (mode=partial), at most the first ${MAX_REPORTED_REJECTIONS}.` },
   ),
   rejectedCount: Type.Integer({ description: 'Every refused row, including those past the list.' }),
+}, {
+  examples: [{
+    imported: 2,
+    rejected: [{ line: 3, error: { code: 'SCHEMA_VALIDATION_FAILED', message: 'The record does not match schema version 1: data.age must be integer.', details: { version: 1, errors: [{ field: 'data.age', message: 'must be integer' }] } } }],
+    rejectedCount: 1,
+  }],
 });
 
 /**

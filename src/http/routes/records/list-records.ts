@@ -8,6 +8,8 @@ import { CollectionParams } from '../collections/collection-schemas.js';
 import { recordPageJson, sendJson } from './record-json.js';
 import { RecordBody } from './record-schemas.js';
 
+const RecordPage = listOf(RecordBody);
+
 export const registerListRecords: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/records', {
     config: { operation: 'records.list', access: needs('records:read', { publicRead: true }) },
@@ -26,7 +28,7 @@ export const registerListRecords: RegisterRoute = (app, deps) =>
         },
         { additionalProperties: false },
       ),
-      response: { 200: Type.Object({ ...listOf(RecordBody).properties, total: Type.Optional(Type.Integer()) }) },
+      response: { 200: Type.Object({ ...RecordPage.properties, total: Type.Optional(Type.Integer({ description: 'Only with ?count=true: how many records match.' })) }, { examples: (RecordPage as { examples?: unknown[] }).examples }) },
     },
     handler: async (request, reply) => {
       if (request.auth.workspaceId === null && request.query.trashed) throw trashNeedsCredential();

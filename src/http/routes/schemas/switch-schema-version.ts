@@ -5,9 +5,9 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { callerMay } from '../../auth.js';
 import { collectionContext } from '../../collection-context.js';
-import { SchemaVersion, SchemaVersionSummary, VersionParams } from './schema-version-schemas.js';
+import { SchemaVersion, SchemaVersionSummary, VERSION_EXAMPLE, VersionParams } from './schema-version-schemas.js';
 
-const SwitchedBody = Type.Union([SchemaVersion, SchemaVersionSummary]);
+const SwitchedBody = Type.Union([SchemaVersion, SchemaVersionSummary], { examples: [VERSION_EXAMPLE] });
 
 /** A key with schemas:write but not schemas:read switches versions without reading them (docs/security.md). */
 function switched(request: FastifyRequest, view: SchemaVersionView) {

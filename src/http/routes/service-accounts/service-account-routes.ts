@@ -12,9 +12,12 @@ import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
 import { requestMeta } from '../../request-meta.js';
 import { decodeCursor, idPosition, page } from '../../cursor.js';
-import { AssignableRole, DisplayName, idOf, listOf, NoContent, Paging, Timestamp } from '../../schemas.js';
+import { AssignableRole, DisplayName, EXAMPLE_TIME, exampleId, idOf, listOf, NoContent, Paging, Timestamp } from '../../schemas.js';
 
-const ServiceAccount = Type.Object({ id: Type.String(), name: Type.String(), role: AssignableRole, createdBy: Type.String(), createdAt: Timestamp });
+const ServiceAccount = Type.Object(
+  { id: Type.String(), name: Type.String(), role: AssignableRole, createdBy: Type.String(), createdAt: Timestamp },
+  { examples: [{ id: exampleId('sa'), name: 'billing sync', role: 'editor', createdBy: exampleId('per'), createdAt: EXAMPLE_TIME }] },
+);
 const Params = Type.Object({ sa: idOf('sa') });
 const MANAGE = needs('service-accounts:manage');
 
@@ -45,7 +48,7 @@ export const registerCreateServiceAccount: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Create a service account (a machine user with a role, never owner)',
       tags: ['service accounts'],
-      body: Type.Object({ name: DisplayName, role: AssignableRole }, { additionalProperties: false }),
+      body: Type.Object({ name: DisplayName, role: AssignableRole }, { additionalProperties: false, examples: [{ name: 'billing sync', role: 'editor' }] }),
       response: { 201: ServiceAccount },
     },
     handler: async (request, reply) => reply.status(201).send(await createServiceAccount(deps, adminContext(request), request.body)),
@@ -58,7 +61,7 @@ export const registerUpdateServiceAccount: RegisterRoute = (app, deps) =>
       summary: 'Rename a service account or change its role; its keys follow the new role at once',
       tags: ['service accounts'],
       params: Params,
-      body: Type.Object({ name: Type.Optional(DisplayName), role: Type.Optional(AssignableRole) }, { additionalProperties: false, minProperties: 1 }),
+      body: Type.Object({ name: Type.Optional(DisplayName), role: Type.Optional(AssignableRole) }, { additionalProperties: false, minProperties: 1, examples: [{ role: 'viewer' }] }),
       response: { 200: ServiceAccount },
     },
     handler: async (request) => updateServiceAccount(deps, adminContext(request), request.params.sa, request.body),

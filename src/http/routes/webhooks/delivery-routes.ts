@@ -4,7 +4,8 @@ import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
 import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, Paging } from '../../schemas.js';
-import { Attempt, Delivery, DeliveryParams, MANAGE_WEBHOOKS, WebhookParams, webhookContext } from './webhook-schemas.js';
+import { EVENT_EXAMPLE } from '../events/event-schemas.js';
+import { Attempt, ATTEMPT_EXAMPLE, Delivery, DELIVERY_EXAMPLE, DeliveryParams, MANAGE_WEBHOOKS, WebhookParams, webhookContext } from './webhook-schemas.js';
 
 export const registerListDeliveries: RegisterRoute = (app, deps) =>
   app.get('/v1/webhooks/:wh/deliveries', {
@@ -16,7 +17,7 @@ export const registerListDeliveries: RegisterRoute = (app, deps) =>
       querystring: Type.Object(
         {
           state: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('dead')])),
-          eventType: Type.Optional(Type.String({ maxLength: 100 })),
+          eventType: Type.Optional(Type.String({ maxLength: 100, description: 'Only deliveries of this event type, like record.created.' })),
           ...Paging,
         },
         { additionalProperties: false },
@@ -42,7 +43,7 @@ export const registerGetDelivery: RegisterRoute = (app, deps) =>
           ...Delivery.properties,
           body: Type.String({ description: 'The exact bytes every attempt sent and signed: the event message.' }),
           attempts: Type.Array(Attempt),
-        }),
+        }, { examples: [{ ...DELIVERY_EXAMPLE, body: JSON.stringify(EVENT_EXAMPLE), attempts: [ATTEMPT_EXAMPLE] }] }),
       },
     },
     handler: async (request) => getDelivery(deps, inWorkspace(request).workspaceId, request.params.wh, request.params.dlv),

@@ -38,7 +38,10 @@ export const registerCreateWebhook: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Register a receiver; the signing secret is in this response only',
       tags: ['webhooks'],
-      body: Type.Object({ url: WebhookFields.url, events: WebhookFields.events, collections: Type.Optional(WebhookFields.collections) }, { additionalProperties: false }),
+      body: Type.Object(
+        { url: WebhookFields.url, events: WebhookFields.events, collections: Type.Optional(WebhookFields.collections) },
+        { additionalProperties: false, examples: [{ url: 'https://hooks.example.com/plainbase', events: ['record.created', 'record.updated'], collections: ['leads'] }] },
+      ),
       response: { 201: WebhookWithSecret },
     },
     handler: async (request, reply) => {
@@ -63,7 +66,7 @@ export const registerUpdateWebhook: RegisterRoute = (app, deps) =>
       params: WebhookParams,
       body: Type.Object(
         { url: Type.Optional(WebhookFields.url), events: Type.Optional(WebhookFields.events), collections: Type.Optional(WebhookFields.collections) },
-        { additionalProperties: false, minProperties: 1 },
+        { additionalProperties: false, minProperties: 1, examples: [{ events: ['*'] }] },
       ),
       response: { 200: Webhook },
     },
@@ -116,7 +119,12 @@ export const registerPingWebhook: RegisterRoute = (app, deps) =>
       summary: 'Send a webhook.ping test call now; answers how the receiver replied',
       tags: ['webhooks'],
       params: WebhookParams,
-      response: { 200: Type.Object({ ok: Type.Boolean(), ...Type.Omit(Attempt, ['id', 'at']).properties }) },
+      response: {
+        200: Type.Object(
+          { ok: Type.Boolean(), ...Type.Omit(Attempt, ['id', 'at']).properties },
+          { examples: [{ ok: true, status: 200, durationMs: 84, responseHeaders: { 'content-type': 'text/plain' }, responseBody: 'ok', error: null }] },
+        ),
+      },
     },
     handler: async (request) => pingWebhook(deps, webhookContext(request), request.params.wh),
   });

@@ -12,7 +12,7 @@ export const registerCreateWorkspace: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Create a workspace; the signed-in person becomes its owner',
       tags: ['workspaces'],
-      body: Type.Object({ name: DisplayName }, { additionalProperties: false }),
+      body: Type.Object({ name: DisplayName }, { additionalProperties: false, examples: [{ name: 'Acme research' }] }),
       response: { 201: Workspace },
     },
     handler: async (request, reply) => {

@@ -13,7 +13,7 @@ export const registerTransferOwnership: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Make another member the owner; the current owner becomes an admin',
       tags: ['workspaces'],
-      body: Type.Object({ personId: idOf('per') }, { additionalProperties: false }),
+      body: Type.Object({ personId: idOf('per') }, { additionalProperties: false, examples: [{ personId: 'per_01jbx3q4r5s6t7v8w9x0y1z2a3' }] }),
       response: { 204: NoContent },
     },
     handler: async (request, reply) => {
