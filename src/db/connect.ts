@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 import { dialectFor, type Dialect } from './dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
+import { pingDatabase } from './ping.js';
 import { enableSqliteRowStream } from './row-stream.js';
 import { withStatementCache } from './statement-cache.js';
 import type { Db, Executor } from './schema.js';
@@ -41,7 +42,7 @@ export interface ConnectOptions {
 export async function connectStorage(database: Config['database'], options: ConnectOptions = {}): Promise<Storage> {
   const storage = database.engine === 'sqlite' ? await openSqlite(database.file) : await openPostgres(database.url, options);
   try {
-    await storage.dialect.ping.execute(storage.db);
+    await pingDatabase(storage);
   } catch (error) {
     await storage.close().catch(() => undefined);
     const where = database.engine === 'sqlite' ? database.file : redactDatabaseUrl(database.url);

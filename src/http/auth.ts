@@ -8,7 +8,7 @@ import { findSession, SESSION_COOKIE } from '../modules/sessions/sessions.js';
 import { findRole } from '../modules/workspaces/workspaces.js';
 import { authenticateKey, type KeyCaller } from '../modules/keys/authenticate-key.js';
 import { keyNotValid } from '../modules/keys/keys.js';
-import { hasPrefix } from '../ids.js';
+import { findCollectionId } from '../modules/collections/collections.js';
 import type { Access } from './access.js';
 
 export const WORKSPACE_HEADER = 'x-baas-workspace';
@@ -159,15 +159,10 @@ async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, c
   }
   const ref = (request.params as { col?: string } | undefined)?.col;
   if (!ref) return;
-  const row = await deps.db
-    .selectFrom('collections')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where(hasPrefix(ref, 'col') ? 'id' : 'name', '=', ref)
-    .executeTakeFirst();
+  const collectionId = await findCollectionId(deps.db, workspaceId, ref);
   // An unknown collection is left to the route, which answers 404 as for anyone.
-  if (row && !collections.includes(row.id)) {
-    throw new AppError('COLLECTION_NOT_ALLOWED', 'This key is restricted to other collections.', { collectionId: row.id });
+  if (collectionId !== null && !collections.includes(collectionId)) {
+    throw new AppError('COLLECTION_NOT_ALLOWED', 'This key is restricted to other collections.', { collectionId });
   }
 }
 

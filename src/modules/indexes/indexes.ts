@@ -3,7 +3,9 @@ import { sql, type Expression } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import { rowLimit } from '../../db/row-limit.js';
 import type { Executor, RecordIndexesTable } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
+import { findCollection } from '../collections/collections.js';
 import { fieldTerms } from '../records/query/compile.js';
 import { parseFieldRef, type FieldRef } from '../records/query/field-ref.js';
 
@@ -154,6 +156,41 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
     }
     return index;
   });
+}
+
+/**
+ * Creates an index on the workspace's collection named by id or name: the lookup and the index in
+ * one transaction, so the collection cannot go away between them.
+ */
+export function createCollectionIndex(
+  deps: Pick<Deps, 'db' | 'dialect' | 'clock'>,
+  workspaceId: string,
+  collectionRef: string,
+  index: { name: string; fields: string[]; unique: boolean },
+): Promise<RecordIndex> {
+  return deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, workspaceId, collectionRef);
+    return createIndex(trx, deps.dialect, { workspaceId, collectionId: collection.id, ...index, now: deps.clock.now() });
+  });
+}
+
+/** Drops an index of the workspace's collection named by id or name, in one transaction with the lookup. */
+export function dropCollectionIndex(deps: Pick<Deps, 'db' | 'dialect'>, workspaceId: string, collectionRef: string, name: string): Promise<RecordIndex> {
+  return deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, workspaceId, collectionRef);
+    return dropIndex(trx, deps.dialect, workspaceId, collection.id, name);
+  });
+}
+
+/** A page of the indexes of the workspace's collection named by id or name (see pageOfIndexes). */
+export async function pageOfCollectionIndexes(
+  deps: Pick<Deps, 'db'>,
+  workspaceId: string,
+  collectionRef: string,
+  page: { limit: number; after?: { createdAt: string; name: string } },
+): Promise<(RecordIndex & { createdAt: string })[]> {
+  const collection = await findCollection(deps.db, workspaceId, collectionRef);
+  return pageOfIndexes(deps.db, workspaceId, collection.id, page);
 }
 
 /** The collection's indexes, oldest first. */
