@@ -103,7 +103,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onRequest', authenticateCountingFailures(deps, new AuthFailureLimiter(deps.config.authFailuresPerIp)));
   await useRateLimits(app, deps.config);
-  app.setErrorHandler(errorHandler(deps.dialect));
+  app.setErrorHandler(errorHandler());
   app.setNotFoundHandler((request) => {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);
   });

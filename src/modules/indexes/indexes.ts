@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Expression } from 'kysely';
+import { isUniqueViolation } from '../../db/db-errors.js';
 import type { Dialect } from '../../db/dialect.js';
 import { rowLimit } from '../../db/row-limit.js';
 import type { Executor, RecordIndexesTable } from '../../db/schema.js';
@@ -140,13 +141,13 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
         .values({ workspace_id: workspaceId, collection_id: collectionId, name, fields: JSON.stringify(index.fields), unique: unique ? 1 : 0, sql_name: sqlName, created_at: now.toISOString() })
         .execute();
     } catch (error) {
-      if (dialect.isUniqueViolation(error)) throw conflict(`The collection has an index named ${name} already.`, { name });
+      if (isUniqueViolation(error)) throw conflict(`The collection has an index named ${name} already.`, { name });
       throw error;
     }
     try {
       await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))}) where ${collectionPredicate(collectionId)}`.execute(trx);
     } catch (error) {
-      if (dialect.isUniqueViolation(error)) {
+      if (isUniqueViolation(error)) {
         throw new AppError('CONFLICT', `The index ${name} cannot be unique: some records of the collection share values of ${index.fields.join(', ')}.`, {
           name,
           fields: index.fields,
