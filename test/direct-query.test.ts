@@ -42,8 +42,8 @@ describeEachEngine('direct queries', (engine) => {
       await trx.insertInto('workspaces').values({ id: 'wsp_3', name: 'east', created_at: new Date().toISOString() }).execute();
       pending = workspaceNamed.run(storage.db, ['east', 'x']);
       // On SQLite the one connection is inside this transaction: the read must not run now.
-      if (engine === 'sqlite') expect(pending).toBeInstanceOf(Promise);
       expect(workspaceNamed.readNow(storage.db, ['east', 'x'])).toBeNull();
+      if (engine === 'sqlite') expect(pending).toBeInstanceOf(Promise);
       else seenDuring = await pending; // PostgreSQL: another pooled connection, which sees the committed state.
     });
     if (engine === 'sqlite') expect(await pending).toEqual([{ id: 'wsp_3', name: 'east' }]);

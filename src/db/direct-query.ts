@@ -92,7 +92,12 @@ export function directQuery<Row>(name: string, text: (parameter: (position: numb
       if (direct) {
         const written = sqlFor(direct.dialect);
         const bound = values(direct.dialect, written, parameters);
-        const now = direct.readNow(written.text, bound);
+        let now: unknown[] | null;
+        try {
+          now = direct.readNow(written.text, bound);
+        } catch (error) {
+          return Promise.reject(error);
+        }
         if (now) return Promise.resolve(now as Row[]);
         const later = direct.read(name, written.text, bound);
         if (later) return later as Promise<Row[]>;
