@@ -3,7 +3,7 @@ import { DatabaseError } from './db-errors.js';
 
 /**
  * What differs between SQLite and PostgreSQL lives behind this interface and nowhere else
- * (docs/architecture.md): capability flags for what one engine can do and the other cannot, and
+ * (docs/design.md §1): capability flags for what one engine can do and the other cannot, and
  * the engine-specific SQL and operations. Each engine's implementation is a file of its own
  * (sqlite-dialect.ts, postgres-dialect.ts); connect.ts picks one when it opens the database and
  * hands it on (Storage.dialect, Deps.dialect, and dialectOf for data helpers that receive only an
@@ -15,7 +15,7 @@ export type Engine = 'sqlite' | 'postgres';
 export type NotificationChannel = 'plainbase_events' | 'plainbase_events_sequenced';
 
 export interface Dialect {
-  /** The engine's name: for logs, cache keys and the DDL of past migrations, never to choose behaviour. */
+  /** The engine's name: for logs, cache keys and the DDL of past migrations; behaviour is chosen by the flags and operations below. */
   engine: Engine;
 
   // Driver errors. db-errors.ts maps them, once, where queries run; these recognise the driver's
