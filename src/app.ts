@@ -92,7 +92,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   const failuresPerIp = deps.config.authFailuresPerIp;
   app.addHook('onRequest', authenticateCountingFailures(deps, redis ? new RedisAuthFailureLimiter(failuresPerIp, redis) : new LocalAuthFailureLimiter(failuresPerIp)));
   await useRateLimits(app, deps.config, redis);
-  app.setErrorHandler(errorHandler(deps.dialect));
+  app.setErrorHandler(errorHandler());
   app.setNotFoundHandler((request) => {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);
   });

@@ -208,6 +208,7 @@ async function migrate(config: Config): Promise<void> {
 
 async function createOwnerCommand(config: Config, input: { email: string; password: string; name?: string; workspaceName?: string }): Promise<void> {
   const { connectStorage } = await import('./db/connect.js');
+  const { isUniqueViolation } = await import('./db/db-errors.js');
   const { migrateToLatest } = await import('./db/migrate.js');
   const { createOwner } = await import('./modules/setup/first-owner.js');
   const { depsFor } = await import('./main.js');
@@ -218,7 +219,7 @@ async function createOwnerCommand(config: Config, input: { email: string; passwo
     const { person, workspace } = await createOwner(deps, input);
     process.stdout.write(`created ${person.email} (${person.id}), owner of workspace "${workspace.name}" (${workspace.id})\n`);
   } catch (error) {
-    if (storage.dialect.isUniqueViolation(error)) throw new UsageError(`a person with the email ${input.email} already exists`);
+    if (isUniqueViolation(error)) throw new UsageError(`a person with the email ${input.email} already exists`);
     throw error;
   } finally {
     await storage.close();

@@ -25,7 +25,10 @@ describeEachEngine('direct queries', (engine) => {
     await addWorkspace(storage, 'wsp_2', 'south');
     const rows = workspaceNamed.run(storage.db, ['north', 'south']);
     // SQLite answers synchronously: the caller may stay synchronous.
-    if (engine === 'sqlite') expect(Array.isArray(rows)).toBe(true);
+    const now = workspaceNamed.readNow(storage.db, ['north', 'south']);
+    if (engine === 'sqlite') expect(Array.isArray(now)).toBe(true);
+    else expect(now).toBeNull();
+    if (engine === 'sqlite') expect(now).toEqual(await rows);
     expect(await rows).toEqual([{ id: 'wsp_1', name: 'north' }]);
     const viaKysely = await sql<{ id: string; name: string }>`select id, name from workspaces where name = ${'north'} order by id`.execute(storage.db);
     expect(await rows).toEqual(viaKysely.rows);
@@ -39,6 +42,7 @@ describeEachEngine('direct queries', (engine) => {
       await trx.insertInto('workspaces').values({ id: 'wsp_3', name: 'east', created_at: new Date().toISOString() }).execute();
       pending = workspaceNamed.run(storage.db, ['east', 'x']);
       // On SQLite the one connection is inside this transaction: the read must not run now.
+      expect(workspaceNamed.readNow(storage.db, ['east', 'x'])).toBeNull();
       if (engine === 'sqlite') expect(pending).toBeInstanceOf(Promise);
       else seenDuring = await pending; // PostgreSQL: another pooled connection, which sees the committed state.
     });

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { dialectFor } from '../src/db/dialect.js';
+import { sqliteDialect } from '../src/db/sqlite-dialect.js';
 import { rowLimit } from '../src/db/row-limit.js';
 import type { Database as Schema } from '../src/db/schema.js';
 import { buildListRecordsQuery } from '../src/modules/records/query/list.js';
@@ -23,7 +23,7 @@ describe('rowLimit', () => {
 
   it('a list query binds its values and writes limit + 1 into its text', () => {
     const query = buildListRecordsQuery({
-      executor: db, dialect: dialectFor('sqlite'), workspaceId: 'ws_1', collectionId: 'col_1', trashed: false,
+      executor: db, dialect: sqliteDialect, workspaceId: 'ws_1', collectionId: 'col_1', trashed: false,
       filter: parseFilter('data.status = "s42"'), sort: parseSort(undefined), limit: 50,
     }).compile();
     expect(query.sql).toMatch(/ limit 51$/);

@@ -4,8 +4,12 @@ import type SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
-import { dialectFor, type Dialect } from './dialect.js';
+import type { Dialect } from './dialect.js';
+import { withPlainbaseDialect } from './kysely-dialect.js';
+import { postgresDialect } from './postgres-dialect.js';
+import { sqliteDialect } from './sqlite-dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
+import { pingDatabase } from './ping.js';
 import { enableSqliteRowStream } from './row-stream.js';
 import { withStatementCache } from './statement-cache.js';
 import type { Db, Executor } from './schema.js';
@@ -41,7 +45,7 @@ export interface ConnectOptions {
 export async function connectStorage(database: Config['database'], options: ConnectOptions = {}): Promise<Storage> {
   const storage = database.engine === 'sqlite' ? await openSqlite(database.file) : await openPostgres(database.url, options);
   try {
-    await storage.dialect.ping.execute(storage.db);
+    await pingDatabase(storage);
   } catch (error) {
     await storage.close().catch(() => undefined);
     const where = database.engine === 'sqlite' ? database.file : redactDatabaseUrl(database.url);
@@ -76,10 +80,10 @@ async function openSqlite(file: string): Promise<Storage> {
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
   const statements = withStatementCache(connection);
-  const db: Db = new Kysely({ dialect: new SqliteDialect({ database: statements }) });
-  enableDirectSqlite(db, connection, statements);
+  const db: Db = new Kysely({ dialect: withPlainbaseDialect(new SqliteDialect({ database: statements }), sqliteDialect) });
+  enableDirectSqlite(db, sqliteDialect, connection, statements);
   enableSqliteRowStream(db, statements, false);
-  return { db, dialect: dialectFor('sqlite'), openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
+  return { db, dialect: sqliteDialect, openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
 }
 
 /**
@@ -93,7 +97,7 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   const connection = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
   const statements = withStatementCache(connection);
-  const reader: Db = new Kysely({ dialect: new SqliteDialect({ database: statements }) });
+  const reader: Db = new Kysely({ dialect: withPlainbaseDialect(new SqliteDialect({ database: statements }), sqliteDialect) });
   try {
     const trx = await reader.startTransaction().execute();
     // The transaction has this connection to itself: its rows can be read one by one directly.
@@ -126,9 +130,10 @@ async function openPostgres(url: string, options: ConnectOptions): Promise<Stora
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   // The cursor lets a read take its rows a batch at a time (row-stream.ts).
-  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool, cursor: await loadCursor() }) });
-  enableDirectPostgres(db, pool);
-  return { db, dialect: dialectFor('postgres'), openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
+  const dialect = postgresDialect(url);
+  const db: Db = new Kysely({ dialect: withPlainbaseDialect(new PostgresDialect({ pool, cursor: await loadCursor() }), dialect) });
+  enableDirectPostgres(db, dialect, pool);
+  return { db, dialect, openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
 }
 
 /** A repeatable-read, read-only transaction on a pooled connection, held until closed. */

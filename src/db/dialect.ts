@@ -1,14 +1,27 @@
-import { PostgresAdapter, sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type DialectAdapter, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { DatabaseError } from './db-errors.js';
 
 /**
- * What differs between SQLite and PostgreSQL lives here and nowhere else (docs/design.md §1).
- * The rest of the code asks this module, never `if (postgres)`.
+ * What differs between SQLite and PostgreSQL lives behind this interface and nowhere else
+ * (docs/design.md §1): capability flags for what one engine can do and the other cannot, and
+ * the engine-specific SQL and operations. Each engine's implementation is a file of its own
+ * (sqlite-dialect.ts, postgres-dialect.ts); connect.ts picks one when it opens the database and
+ * hands it on (Storage.dialect, Deps.dialect, and dialectOf for data helpers that receive only an
+ * executor). Nothing asks which engine it is talking to: it asks the Dialect.
  */
 export type Engine = 'sqlite' | 'postgres';
 
+/** The NOTIFY channels Plainbase uses between processes. */
+export type NotificationChannel = 'plainbase_events' | 'plainbase_events_sequenced';
+
 export interface Dialect {
+  /** The engine's name: for logs, cache keys and the DDL of past migrations; behaviour is chosen by the flags and operations below. */
   engine: Engine;
-  /** True when the driver error says a unique constraint was broken. */
+
+  // Driver errors. db-errors.ts maps them, once, where queries run; these recognise the driver's
+  // error, or the app error it was mapped to (its cause).
+
+  /** True when the error says a unique constraint was broken. */
   isUniqueViolation(error: unknown): boolean;
   /** True when the error means the database cannot be reached (so: 503, not 500). */
   isUnavailable(error: unknown): boolean;
@@ -20,6 +33,11 @@ export interface Dialect {
   isUnreadableJson(error: unknown): boolean;
   /** True for a record whose data isUnreadableJson would refuse; null where there are none. */
   unreadableJson: RawBuilder<SqlBool> | null;
+  /**
+   * The schema the connection works in, where the engine has schemas (PostgreSQL: tests give each
+   * run its own); undefined where it has none (SQLite).
+   */
+  currentSchema(db: Kysely<any>): Promise<string | undefined>;
   /** A cheap round trip for readiness checks. */
   ping: RawBuilder<unknown>;
   /** A JSON column's value as read from the driver (text on SQLite, parsed jsonb on PostgreSQL). */
@@ -49,6 +67,16 @@ export interface Dialect {
    * already run one at a time (SQLite's one connection).
    */
   sequencingLock: RawBuilder<unknown> | null;
+  /**
+   * Calls `onNotify` whenever another process signals `channel` (notifyEvents and
+   * notifyEventsSequenced). Where nobody else can write (SQLite: the database is one process's
+   * own), it does nothing. A lost listener costs only latency: every user of this also polls,
+   * more slowly. Returns a stop.
+   */
+  listen(channel: NotificationChannel, onNotify: () => void): () => void;
+
+  // Capabilities.
+
   /** Whether claims can skip rows other workers have locked (SELECT … FOR UPDATE SKIP LOCKED). */
   supportsSkipLocked: boolean;
   /**
@@ -56,8 +84,31 @@ export interface Dialect {
    * it read until it commits. SQLite needs no lock: its one connection runs one transaction at a time.
    */
   supportsRowLocks: boolean;
+  /**
+   * Whether writes that arrive together should share one transaction and one commit
+   * (group-commit.ts): true where one connection runs the writes one after another anyway
+   * (SQLite), so a shared commit only saves work; false where each write has a pooled connection
+   * of its own and would wait for the others for nothing.
+   */
+  groupsCommits: boolean;
+  /**
+   * Whether a direct read (direct-query.ts) can be answered synchronously, without a promise:
+   * true for SQLite's in-process driver. Hot paths use it to skip the promise and the microtask.
+   */
+  readsSynchronously: boolean;
+  /**
+   * Whether Kysely's `stream` reads a batch of rows per round trip (PostgreSQL's cursor), so a
+   * long read need not hold every row at once; SQLite reads row by row through row-stream.ts.
+   */
+  streamsInBatches: boolean;
+
   /** The bound-parameter marker for the `position`-th parameter (from 1) of hand-written SQL. */
   parameter(position: number): string;
+  /**
+   * True when `parameter(n)` names the n-th value ($1), so the values bind as they are; false when
+   * each marker takes the next value (?), so the values bind in the order the markers appear.
+   */
+  numberedParameters: boolean;
 
   // Record queries (src/modules/records/query) and record indexes (src/modules/indexes). Paths are
   // segments of JSON_PATH_SEGMENT, inlined as SQL literals: an expression index matches a query
@@ -120,7 +171,7 @@ export function jsonSortKeyOf(value: unknown): JsonSortKey {
   return { rank: JSON_TYPE_RANK.array, text: null, number: null };
 }
 
-function checkedPath(path: readonly string[]): readonly string[] {
+export function checkedPath(path: readonly string[]): readonly string[] {
   // The callers validate; this guards the one place where text becomes SQL.
   if (path.length === 0 || !path.every((segment) => JSON_PATH_SEGMENT.test(segment))) {
     throw new Error(`unsafe JSON path ${JSON.stringify(path)}`);
@@ -128,128 +179,41 @@ function checkedPath(path: readonly string[]): readonly string[] {
   return path;
 }
 
-const rankLiteral = (type: keyof typeof JSON_TYPE_RANK) => sql.lit(JSON_TYPE_RANK[type]);
+export const rankLiteral = (type: keyof typeof JSON_TYPE_RANK) => sql.lit(JSON_TYPE_RANK[type]);
 
 /** Both engines take JSON as text: SQLite stores it, PostgreSQL casts it to jsonb. */
 export const writeJson = (value: unknown): string => JSON.stringify(value);
 
+/** The Dialect of each connection connect.ts opened, by the Kysely adapter its instances share. */
+const dialects = new WeakMap<DialectAdapter, Dialect>();
+
+/** Called by kysely-dialect.ts when Kysely creates the adapter of a connection (once per connection). */
+export function attachDialect(adapter: DialectAdapter, dialect: Dialect): void {
+  dialects.set(adapter, dialect);
+}
+
+/**
+ * The Dialect the executor's connection was opened with: the very object connect.ts returned as
+ * Storage.dialect (and so Deps.dialect), for data helpers that receive only an executor (a
+ * transaction, a snapshot, the Db). Transactions and plugin instances share their connection's
+ * adapter, so they find it too. Services use their Deps.dialect.
+ */
+export function dialectOf(executor: Kysely<any>): Dialect {
+  const dialect = dialects.get(executor.getExecutor().adapter);
+  if (!dialect) throw new Error('this Kysely instance was not opened by connectStorage (db/connect.ts), so it has no Dialect');
+  return dialect;
+}
+
 const errorCode = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
 
-const sqliteDialect: Dialect = {
-  engine: 'sqlite',
-  isUniqueViolation: (error) => {
-    const code = errorCode(error);
-    return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-  },
-  isUnavailable: (error) => {
-    const code = errorCode(error);
-    return code === 'SQLITE_BUSY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR' ||
-      (error instanceof TypeError && /database connection is not open/.test(error.message));
-  },
-  isUnreadableJson: (error) => errorCode(error) === 'SQLITE_ERROR' && (error as Error).message === 'malformed JSON',
-  unreadableJson: sql<SqlBool>`json_valid(${sql.ref('data')}) = 0`,
-  ping: sql`select 1`,
-  readJson: (value) => JSON.parse(value as string),
-  jsonText: (value) => value as string,
-  jsonArrayTexts: (parameter) => `select value from json_each(${parameter})`,
-  notifyEvents: null,
-  notifyEventsSequenced: null,
-  sequencingLock: null,
-  supportsSkipLocked: false,
-  supportsRowLocks: false,
-  parameter: () => '?',
-  jsonSortKey: (path) => {
-    // json_type tells integer from real and true from false, where PostgreSQL says number and boolean.
-    const where = sqlitePath(path);
-    const type = sql`json_type(${sql.ref('data')}, ${where})`;
-    const value = sql`json_extract(${sql.ref('data')}, ${where})`;
-    return {
-      rank: sql<number | null>`(case ${type} when 'integer' then ${rankLiteral('number')} when 'real' then ${rankLiteral('number')} when 'text' then ${rankLiteral('string')} when 'true' then ${rankLiteral('boolean')} when 'false' then ${rankLiteral('boolean')} when 'array' then ${rankLiteral('array')} when 'object' then ${rankLiteral('object')} end)`,
-      text: sql<string | null>`(case ${type} when 'integer' then '' when 'real' then '' when 'text' then ${value} when 'true' then 'true' when 'false' then 'false' end)`,
-      number: sql<number | null>`(case ${type} when 'integer' then ${value} when 'real' then ${value} when 'text' then 0 when 'true' then 0 when 'false' then 0 end)`,
-    };
-  },
-  jsonArrayHasElement: (path, element) => {
-    const where = sqlitePath(path);
-    // Qualified: inside the subquery an unqualified name could resolve to json_each's own columns.
-    const data = sql.ref('records.data');
-    return sql<SqlBool>`(json_type(${data}, ${where}) = 'array' and exists (select 1 from json_each(${data}, ${where}) as element where ${sqliteElementIs(element)}))`;
-  },
-  textContains: (haystack, needle) => sql<SqlBool>`(instr(${haystack}, ${needle}) > 0)`,
-  nullsFirstIndexColumn: (expression) => sql`${expression}`,
-};
+/**
+ * The driver's code of an error, or of the driver error behind a mapped one (db-errors.ts keeps
+ * it as the cause), so that the recognisers answer alike before and after mapping.
+ */
+export const driverErrorCode = (error: unknown): string | undefined => errorCode(driverError(error));
 
-const sqlitePath = (path: readonly string[]) => sql.lit(`$.${checkedPath(path).join('.')}`);
-
-function sqliteElementIs(element: JsonScalar): RawBuilder<SqlBool> {
-  if (element === null) return sql<SqlBool>`element.type = 'null'`;
-  if (typeof element === 'boolean') return sql<SqlBool>`element.type = ${sql.lit(String(element))}`;
-  if (typeof element === 'number') return sql<SqlBool>`element.type in ('integer', 'real') and element.value = ${element}`;
-  return sql<SqlBool>`element.type = 'text' and element.value = ${element}`;
-}
-
-// PostgreSQL error classes 08 (connection exception) and 57P (operator intervention), plus the
-// socket errors node reports before any PostgreSQL code exists.
-const pgUnavailableCodes = /^(08|57P)|^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EPIPE)$/;
-
-const postgresDialect: Dialect = {
-  engine: 'postgres',
-  isUniqueViolation: (error) => errorCode(error) === '23505',
-  isUnavailable: (error) => {
-    const code = errorCode(error);
-    if (code !== undefined && pgUnavailableCodes.test(code)) return true;
-    return error instanceof Error && /Connection terminated|connection timeout|Cannot use a pool after calling end/i.test(error.message);
-  },
-  isUnreadableJson: () => false,
-  unreadableJson: null,
-  ping: sql`select 1`,
-  readJson: (value) => value,
-  jsonText: (value) => JSON.stringify(value),
-  jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
-  notifyEvents: sql`select pg_notify('plainbase_events', '')`,
-  notifyEventsSequenced: sql`select pg_notify('plainbase_events_sequenced', '')`,
-  // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
-  sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
-  supportsSkipLocked: true,
-  supportsRowLocks: true,
-  parameter: (position) => `$${position}`,
-  jsonSortKey: (path) => {
-    const json = pgJsonAt(path);
-    const type = sql`jsonb_typeof(${json})`;
-    const text = pgTextAt(path);
-    return {
-      rank: sql<number | null>`(case ${type} when 'number' then ${rankLiteral('number')} when 'string' then ${rankLiteral('string')} when 'boolean' then ${rankLiteral('boolean')} when 'array' then ${rankLiteral('array')} when 'object' then ${rankLiteral('object')} end)`,
-      // COLLATE "C": code point order whatever the database's collation, as SQLite's BINARY.
-      text: sql<string | null>`((case ${type} when 'number' then '' when 'string' then ${text} when 'boolean' then ${text} end) collate "C")`,
-      number: sql<number | null>`(case ${type} when 'number' then (${json})::numeric when 'string' then 0 when 'boolean' then 0 end)`,
-    };
-  },
-  jsonArrayHasElement: (path, element) => {
-    const json = pgJsonAt(path);
-    // Containment of a one-element array compares elements by type and value (1 = 1.0, 1 ≠ "1").
-    return sql<SqlBool>`(jsonb_typeof(${json}) = 'array' and ${json} @> cast(${JSON.stringify([element])} as jsonb))`;
-  },
-  textContains: (haystack, needle) => sql<SqlBool>`(strpos(${haystack}, ${needle}) > 0)`,
-  nullsFirstIndexColumn: (expression) => sql`${expression} nulls first`,
-};
-
-/** `"data"->'a'->'b'`: the jsonb value at the path. */
-const pgJsonAt = (path: readonly string[]) =>
-  sql`${sql.ref('data')}${sql.join(checkedPath(path).map((segment) => sql`->${sql.lit(segment)}`), sql``)}`;
-
-/** `"data"->'a'->>'b'`: the same value as text (a string unquoted). */
-function pgTextAt(path: readonly string[]): RawBuilder<string> {
-  const segments = checkedPath(path);
-  const parents = segments.slice(0, -1).map((segment) => sql`->${sql.lit(segment)}`);
-  return sql<string>`${sql.ref('data')}${sql.join(parents, sql``)}->>${sql.lit(segments[segments.length - 1]!)}`;
-}
-
-export function dialectFor(engine: Engine): Dialect {
-  return engine === 'sqlite' ? sqliteDialect : postgresDialect;
-}
-
-/** The engine behind a Kysely instance; for migrations, which receive only the instance. */
-export function engineOf(db: Kysely<any>): Engine {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+/** The driver's own error: the error itself, or the cause of the app error it was mapped to. */
+export function driverError(error: unknown): unknown {
+  return error instanceof DatabaseError ? error.cause : error;
 }

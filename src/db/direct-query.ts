@@ -1,14 +1,15 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Kysely, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import type pg from 'pg';
-import { dialectFor, engineOf, type Dialect, type Engine } from './dialect.js';
+import { mapDriverError } from './db-errors.js';
+import { dialectOf, type Dialect } from './dialect.js';
 import type { Executor } from './schema.js';
 
 /**
  * A hand-written read that runs on every request (the API key lookup) and so skips Kysely's
  * per-query pipeline: no query tree, no compile, no connection mutex, no promise chain.
  * - SQLite: the statement from the shared statement cache (statement-cache.ts), run synchronously;
- *   `run` returns the rows themselves, so the caller can stay synchronous too.
+ *   `readNow` returns the rows themselves, so a caller on a hot path can stay synchronous too.
  * - PostgreSQL: `pool.query` with a named statement, which each pooled connection parses and
  *   plans once and then only executes.
  * Anything this cannot run directly goes through Kysely as before, with the same SQL and result:
@@ -18,19 +19,32 @@ import type { Executor } from './schema.js';
  * see every query).
  */
 export interface DirectQuery<Row> {
-  run(db: Executor, parameters: readonly unknown[]): Row[] | Promise<Row[]>;
+  /** The rows. */
+  run(db: Executor, parameters: readonly unknown[]): Promise<Row[]>;
+  /**
+   * The rows now, synchronously, where the connection answers so (Dialect.readsSynchronously) and
+   * is free; otherwise null, and the caller uses `run`.
+   */
+  readNow(db: Executor, parameters: readonly unknown[]): Row[] | null;
 }
 
-type Runner = (name: string, text: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]> | null;
+/** The direct path of one connection (connect.ts): its dialect and how it runs a statement. */
+interface DirectRunner {
+  dialect: Dialect;
+  /** The rows now, or null when they cannot be had synchronously at this moment (or on this engine). */
+  readNow(text: string, values: readonly unknown[]): unknown[] | null;
+  /** The rows later, or null when the direct path cannot run the read (Kysely runs it then). */
+  read(name: string, text: string, values: readonly unknown[]): Promise<unknown[]> | null;
+}
 
 /** Only the Kysely instance each database connection was opened with; derived ones are absent. */
-const runners = new WeakMap<Kysely<any>, { engine: Engine; run: Runner }>();
+const runners = new WeakMap<Kysely<any>, DirectRunner>();
 
 /** Marks the n-th parameter while a definition's text is cut into pieces; NUL never occurs in SQL. */
 const MARKER = /\u0000(\d+)\u0000/;
 
-/** A definition's SQL for one engine: its text with that engine's markers, and Kysely's template of it. */
-interface EngineSql {
+/** A definition's SQL for one dialect: its text with that dialect's markers, and Kysely's template of it. */
+interface DialectSql {
   text: string;
   template: TemplateStringsArray;
   /** The parameter (from 1) behind each marker, in order of appearance; one may appear more than once. */
@@ -43,57 +57,89 @@ interface EngineSql {
  * with `dialect` for what else differs between the engines (db/dialect.ts).
  */
 export function directQuery<Row>(name: string, text: (parameter: (position: number) => string, dialect: Dialect) => string): DirectQuery<Row> {
-  const forEngine = {} as Record<Engine, EngineSql>;
-  for (const engine of ['sqlite', 'postgres'] as const) {
-    const dialect = dialectFor(engine);
-    const pieces = text((position) => `\u0000${position}\u0000`, dialect).split(MARKER);
-    const fragments = pieces.filter((_, index) => index % 2 === 0);
-    const positions = pieces.filter((_, index) => index % 2 === 1).map(Number);
-    forEngine[engine] = {
-      text: fragments.reduce((sqlText, fragment, index) => `${sqlText}${dialect.parameter(positions[index - 1]!)}${fragment}`),
-      template: Object.assign([...fragments], { raw: fragments }) as TemplateStringsArray,
-      positions,
-    };
-  }
+  const byDialect = new WeakMap<Dialect, DialectSql>();
+  // The last one asked for: a process has one dialect, so the hot path skips the map.
+  let last: { dialect: Dialect; sql: DialectSql } | null = null;
+  const sqlFor = (dialect: Dialect): DialectSql => {
+    if (last?.dialect === dialect) return last.sql;
+    let written = byDialect.get(dialect);
+    if (!written) {
+      const pieces = text((position) => `\u0000${position}\u0000`, dialect).split(MARKER);
+      const fragments = pieces.filter((_, index) => index % 2 === 0);
+      const positions = pieces.filter((_, index) => index % 2 === 1).map(Number);
+      written = {
+        text: fragments.reduce((sqlText, fragment, index) => `${sqlText}${dialect.parameter(positions[index - 1]!)}${fragment}`),
+        template: Object.assign([...fragments], { raw: fragments }) as TemplateStringsArray,
+        positions,
+      };
+      byDialect.set(dialect, written);
+    }
+    last = { dialect, sql: written };
+    return written;
+  };
+  const inOrder = (positions: number[], parameters: readonly unknown[]) => positions.map((position) => parameters[position - 1]);
+  const values = (dialect: Dialect, written: DialectSql, parameters: readonly unknown[]) =>
+    dialect.numberedParameters ? parameters : inOrder(written.positions, parameters);
   return {
+    readNow(db, parameters) {
+      const direct = runners.get(db as Kysely<any>);
+      if (!direct?.dialect.readsSynchronously) return null;
+      const written = sqlFor(direct.dialect);
+      return direct.readNow(written.text, values(direct.dialect, written, parameters)) as Row[] | null;
+    },
     run(db, parameters) {
       const direct = runners.get(db as Kysely<any>);
-      const { text: sqlText, template, positions } = forEngine[direct?.engine ?? engineOf(db)];
-      const inOrder = () => positions.map((position) => parameters[position - 1]);
       if (direct) {
-        const rows = direct.run(name, sqlText, direct.engine === 'sqlite' ? inOrder() : parameters);
-        if (rows) return rows as Row[];
+        const written = sqlFor(direct.dialect);
+        const bound = values(direct.dialect, written, parameters);
+        let now: unknown[] | null;
+        try {
+          now = direct.readNow(written.text, bound);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        if (now) return Promise.resolve(now as Row[]);
+        const later = direct.read(name, written.text, bound);
+        if (later) return later as Promise<Row[]>;
       }
       // Kysely's own path, built as its sql`` tag would be: plugins see it, markers are its own.
-      return sql<Row>(template, ...inOrder()).execute(db).then((result) => result.rows);
+      const { template, positions } = sqlFor(direct?.dialect ?? dialectOf(db));
+      return sql<Row>(template, ...inOrder(positions, parameters)).execute(db).then((result) => result.rows);
     },
   };
 }
 
 /** Called once by connect.ts for the main SQLite connection and its statement cache. */
-export function enableDirectSqlite(db: Kysely<any>, connection: SqliteDatabase.Database, statements: KyselySqliteDatabase): void {
+export function enableDirectSqlite(db: Kysely<any>, dialect: Dialect, connection: SqliteDatabase.Database, statements: KyselySqliteDatabase): void {
   runners.set(db, {
-    engine: 'sqlite',
-    run: (_name, text, parameters) => {
+    dialect,
+    readNow: (text, values) => {
       // Inside another caller's transaction (group commit holds one open across awaits): wait
       // for it through Kysely's mutex instead of reading its uncommitted writes.
       if (connection.inTransaction) return null;
       try {
-        return statements.prepare(text).all(parameters as unknown[]) as unknown[];
+        return statements.prepare(text).all(values as unknown[]) as unknown[];
       } catch (error) {
         // better-sqlite3's TypeError for a connection busy iterating a statement: Kysely's mutex
-        // waits for the iteration to end. SQL errors are SqliteErrors and are thrown as they are.
+        // waits for the iteration to end. SQL errors are SqliteErrors, mapped as Kysely's are.
         if (error instanceof TypeError) return null;
-        throw error;
+        throw mapDriverError(dialect, error);
       }
     },
+    read: () => null,
   });
 }
 
 /** Called once by connect.ts for the PostgreSQL pool. */
-export function enableDirectPostgres(db: Kysely<any>, pool: pg.Pool): void {
+export function enableDirectPostgres(db: Kysely<any>, dialect: Dialect, pool: pg.Pool): void {
   runners.set(db, {
-    engine: 'postgres',
-    run: (name, text, parameters) => pool.query({ name, text, values: parameters as unknown[] }).then((result) => result.rows as unknown[]),
+    dialect,
+    readNow: () => null,
+    read: (name, text, values) => pool.query({ name, text, values: values as unknown[] }).then(
+      (result) => result.rows as unknown[],
+      (error: unknown) => {
+        throw mapDriverError(dialect, error);
+      },
+    ),
   });
 }

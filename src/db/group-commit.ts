@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import { engineOf } from './dialect.js';
+import { dialectOf } from './dialect.js';
 import type { Database, Db } from './schema.js';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -24,13 +24,14 @@ const committers = new WeakMap<Db, GroupCommitter>();
  * would run one after the other anyway; sharing the commit saves writing the same table and
  * index pages to the WAL once per write (a single-row transaction writes about ten pages).
  * Durability is the same: nobody hears of a write before the commit that holds it.
- * On PostgreSQL each write keeps its own transaction on its own pooled connection.
+ * Where the Dialect says commits are not grouped (PostgreSQL: each write has a pooled connection
+ * of its own), each write keeps its own transaction.
  *
  * `work` must use only `trx` and must not wait for anything but its own queries: the writes
  * batched with it wait too. It must not call writeTransaction itself.
  */
 export function writeTransaction<T>(db: Db, work: Work<T>): Promise<T> {
-  if (engineOf(db) !== 'sqlite') return db.transaction().execute(work);
+  if (!dialectOf(db).groupsCommits) return db.transaction().execute(work);
   let committer = committers.get(db);
   if (!committer) {
     committer = new GroupCommitter(db);

@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely';
-import { dialectFor, engineOf } from './dialect.js';
+import { dialectOf } from './dialect.js';
 import { LruMap } from '../lru-map.js';
 import type { Database, Executor } from './schema.js';
 
@@ -43,11 +43,10 @@ export async function insertValues<T extends keyof Database>(
   const rowCount = values.length / columns.length;
   if (rowCount === 0) return;
   if (!Number.isInteger(rowCount)) throw new Error(`insertValues: ${values.length} values do not make whole rows of ${columns.length} columns`);
-  const engine = engineOf(executor);
-  const key = `${engine} ${table} ${columns.join(',')} ${rowCount}`;
+  const dialect = dialectOf(executor);
+  const key = `${dialect.engine} ${table} ${columns.join(',')} ${rowCount}`;
   let text = texts.get(key);
   if (text === undefined) {
-    const dialect = dialectFor(engine);
     const quoted = columns.map((column) => `"${column}"`).join(', ');
     let position = 0;
     const tuples = Array.from({ length: rowCount }, () => `(${columns.map(() => dialect.parameter(++position)).join(', ')})`);

@@ -1,5 +1,5 @@
-import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
-import { engineOf } from './dialect.js';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { dialectOf } from './dialect.js';
 import type { Db } from './schema.js';
 import * as foundation from './migrations/0001-foundation.js';
 import * as data from './migrations/0002-data.js';
@@ -28,11 +28,6 @@ const migrations: Record<string, Migration> = {
   '0010-event-sequence': eventSequence,
 };
 
-async function currentSchema(db: Db): Promise<string | undefined> {
-  if (engineOf(db) !== 'postgres') return undefined;
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-  return rows[0]?.schema;
-}
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
@@ -45,7 +40,7 @@ export async function migratorFor(db: Db): Promise<Migrator> {
     migrationLockTableName: 'plainbase_migrations_lock',
     // Kysely looks for its tables in every schema unless told which: another Plainbase (or a test)
     // in a sibling schema of the same database must not count as ours.
-    migrationTableSchema: await currentSchema(db),
+    migrationTableSchema: await dialectOf(db).currentSchema(db),
   });
 }
 

@@ -1,5 +1,6 @@
 import type { CompiledQuery, Kysely, SqliteDatabase as KyselySqliteDatabase } from 'kysely';
-import { engineOf } from './dialect.js';
+import { mapDriverError } from './db-errors.js';
+import { dialectOf } from './dialect.js';
 import type { Executor } from './schema.js';
 
 /**
@@ -45,14 +46,19 @@ export async function visitRows<Row>(executor: Executor, query: CompiledQuery, b
   const sqlite = sqliteExecutors.get(executor);
   if (sqlite) {
     const read = () => {
-      const statement = sqlite.statements.prepare(query.sql);
-      const rows = batches.maxRows <= batchRows ? statement.all(query.parameters) : statement.iterate(query.parameters);
-      for (const row of rows) if (!visit(row as Row)) return;
+      try {
+        const statement = sqlite.statements.prepare(query.sql);
+        const rows = batches.maxRows <= batchRows ? statement.all(query.parameters) : statement.iterate(query.parameters);
+        for (const row of rows) if (!visit(row as Row)) return;
+      } catch (error) {
+        // The driver's errors become the app's (db-errors.ts), as on Kysely's path; others pass as they are.
+        throw mapDriverError(dialectOf(executor), error);
+      }
     };
     if (sqlite.exclusive) return read();
     return (executor as Kysely<any>).connection().execute(async () => read());
   }
-  if (engineOf(executor) === 'postgres' && batches.maxRows > batchRows) {
+  if (batches.maxRows > batchRows && dialectOf(executor).streamsInBatches) {
     for await (const { rows } of executor.getExecutor().stream<Row>(query, batchRows)) {
       for (const row of rows) if (!visit(row)) return;
     }

@@ -153,14 +153,14 @@ export function authenticateCountingFailures(deps: Deps, limiter: AuthFailureLim
       }
       done(error as Error);
     };
-    let pending: void | Promise<void>;
+    let pending: Promise<void> | undefined;
     try {
       pending = authenticate(deps, request, access);
     } catch (error) {
       refuse(error);
       return;
     }
-    if (pending) pending.then(() => done(), refuse);
-    else done();
+    if (pending === undefined) done();
+    else pending.then(() => done(), refuse);
   };
 }

@@ -6,9 +6,9 @@ import type { Actor } from '../modules/audit/audit.js';
 import type { Person } from '../modules/people/people.js';
 import { findSession, SESSION_COOKIE } from '../modules/sessions/sessions.js';
 import { findRole } from '../modules/workspaces/workspaces.js';
-import { authenticateKey, type KeyCaller } from '../modules/keys/authenticate-key.js';
+import { authenticateKey, authenticateKeyNow, type KeyCaller } from '../modules/keys/authenticate-key.js';
 import { keyNotValid } from '../modules/keys/keys.js';
-import { hasPrefix } from '../ids.js';
+import { findCollectionId } from '../modules/collections/collections.js';
 import type { Access } from './access.js';
 
 export const WORKSPACE_HEADER = 'x-baas-workspace';
@@ -37,11 +37,11 @@ const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * The one place that decides whether a caller may use a route (docs/design.md §4): it reads the
  * route's declared access, identifies the caller and checks the ability against the caller's
  * role as it is now in the database. It returns a promise only when it has to wait (a session, or
- * a key on PostgreSQL): with a key on SQLite the whole check runs synchronously, which is most of
- * what a request with a key costs beyond the HTTP stack. A refusal is thrown, or the rejection.
+ * a key where the database cannot answer synchronously, authenticateKeyNow); otherwise undefined,
+ * once the whole check has run synchronously. A refusal is thrown, or the rejection.
  * `access` is the route's (`request.routeOptions.config.access`, which builds an object per read).
  */
-export function authenticate(deps: Deps, request: FastifyRequest, access: Access | undefined): void | Promise<void> {
+export function authenticate(deps: Deps, request: FastifyRequest, access: Access | undefined): Promise<void> | undefined {
   request.auth = ANONYMOUS;
   if (!access) return; // the not-found handler
   const authorization = request.headers.authorization;
@@ -87,15 +87,15 @@ async function authenticateWithSession(deps: Deps, request: FastifyRequest, acce
  * A program's request: the key must be valid now; then the kind of caller (docs/design.md §4, rule 2:
  * some things only a person may do) before any scope; then its scopes and collection restriction.
  */
-function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access, authorization: string): void | Promise<void> {
+function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access, authorization: string): Promise<void> | undefined {
   const token = bearerToken(authorization);
   if (!token) throw keyNotValid();
-  const caller = authenticateKey(deps, token, request.ip ?? null);
-  if (caller instanceof Promise) return caller.then((found) => authorizeKey(deps, request, access, found));
-  return authorizeKey(deps, request, access, caller);
+  const caller = authenticateKeyNow(deps, token, request.ip ?? null);
+  if (caller !== null) return authorizeKey(deps, request, access, caller);
+  return authenticateKey(deps, token, request.ip ?? null).then((found) => authorizeKey(deps, request, access, found));
 }
 
-function authorizeKey(deps: Deps, request: FastifyRequest, access: Access, caller: KeyCaller): void | Promise<void> {
+function authorizeKey(deps: Deps, request: FastifyRequest, access: Access, caller: KeyCaller): Promise<void> | undefined {
   if (access.kind === 'person' || (access.kind === 'workspace' && needsPerson(access, request))) {
     throw new AppError('PERSON_REQUIRED', 'Only a signed-in person can do this; API keys never can.');
   }
@@ -159,15 +159,10 @@ async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, c
   }
   const ref = (request.params as { col?: string } | undefined)?.col;
   if (!ref) return;
-  const row = await deps.db
-    .selectFrom('collections')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where(hasPrefix(ref, 'col') ? 'id' : 'name', '=', ref)
-    .executeTakeFirst();
+  const collectionId = await findCollectionId(deps.db, workspaceId, ref);
   // An unknown collection is left to the route, which answers 404 as for anyone.
-  if (row && !collections.includes(row.id)) {
-    throw new AppError('COLLECTION_NOT_ALLOWED', 'This key is restricted to other collections.', { collectionId: row.id });
+  if (collectionId !== null && !collections.includes(collectionId)) {
+    throw new AppError('COLLECTION_NOT_ALLOWED', 'This key is restricted to other collections.', { collectionId });
   }
 }
 

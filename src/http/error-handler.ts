@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Dialect } from '../db/dialect.js';
-import { AppError, unreadableRecords } from '../errors.js';
+import { AppError } from '../errors.js';
 
 interface ValidationIssue {
   instancePath: string;
@@ -9,8 +8,11 @@ interface ValidationIssue {
   params: Record<string, unknown>;
 }
 
-/** Turns anything thrown into an AppError: the one translation from library and driver errors. */
-export function toAppError(error: unknown, dialect: Dialect): AppError {
+/**
+ * Turns anything thrown into an AppError: the one translation from Fastify's errors. Database
+ * errors arrive translated already (src/db/db-errors.ts); any other error is INTERNAL.
+ */
+export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
@@ -24,9 +26,6 @@ export function toAppError(error: unknown, dialect: Dialect): AppError {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('INVALID_REQUEST', `The body is not valid JSON: ${fastifyError.message}`);
   }
-  if (dialect.isUniqueViolation(error)) return new AppError('CONFLICT', 'That already exists.');
-  if (dialect.isUnavailable(error)) return new AppError('UNAVAILABLE', 'The database cannot be reached right now; try again shortly.');
-  if (dialect.isUnreadableJson(error)) return unreadableRecords();
   // Other client errors raised by Fastify itself (bad JSON, bad content length, …).
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
@@ -82,9 +81,9 @@ function sendError(appError: AppError, request: FastifyRequest, reply: FastifyRe
     });
 }
 
-export function errorHandler(dialect: Dialect) {
+export function errorHandler() {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = wrongMediaType(error, request) ?? toAppError(error, dialect);
+    const appError = wrongMediaType(error, request) ?? toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     sendError(appError, request, reply);
   };

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError, invalidRequest } from '../errors.js';
 import { hasPrefix } from '../ids.js';
+import { findPublicCollection } from '../modules/collections/collections.js';
 import { WORKSPACE_HEADER } from './auth.js';
 
 /**
@@ -20,13 +21,13 @@ export const trashNeedsCredential = (): AppError =>
 export async function readScope(deps: Deps, request: FastifyRequest, idOrName: string): Promise<{ workspaceId: string; collection: string }> {
   if (request.auth.workspaceId) return { workspaceId: request.auth.workspaceId, collection: idOrName };
   const workspaceHeader = request.headers[WORKSPACE_HEADER];
-  let query = deps.db.selectFrom('collections').select(['id', 'workspace_id']).where('public', '=', 1).where('trashed_at', 'is', null);
-  if (hasPrefix(idOrName, 'col')) query = query.where('id', '=', idOrName);
-  else if (typeof workspaceHeader === 'string' && workspaceHeader !== '') query = query.where('workspace_id', '=', workspaceHeader).where('name', '=', idOrName);
+  let ref: { id: string } | { workspaceId: string; name: string };
+  if (hasPrefix(idOrName, 'col')) ref = { id: idOrName };
+  else if (typeof workspaceHeader === 'string' && workspaceHeader !== '') ref = { workspaceId: workspaceHeader, name: idOrName };
   else throw nameNeedsWorkspace();
-  const row = await query.executeTakeFirst();
-  if (!row) throw new AppError('UNAUTHENTICATED', 'No public collection answers to this id or name: to read a private one, sign in or send an API key.');
-  return { workspaceId: row.workspace_id, collection: row.id };
+  const found = await findPublicCollection(deps.db, ref);
+  if (!found) throw new AppError('UNAUTHENTICATED', 'No public collection answers to this id or name: to read a private one, sign in or send an API key.');
+  return { workspaceId: found.workspaceId, collection: found.id };
 }
 
 /**

@@ -1,6 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Deps } from '../deps.js';
-import { listenForNotifications } from '../db/notifications.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
 import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from '../modules/webhooks/delivery-queue.js';
 import { senderFor } from '../delivery/guard-options.js';
@@ -97,7 +96,7 @@ export class DeliveryWorker {
 
   /** On PostgreSQL, API processes without a worker wake this one with NOTIFY. */
   private listenToOtherProcesses(): () => void {
-    return listenForNotifications(this.deps.config.database, 'plainbase_events', () => this.wake(true));
+    return this.deps.dialect.listen('plainbase_events', () => this.wake(true));
   }
 
   /** Wake from another process's NOTIFY, or from anything else that knows work arrived. */

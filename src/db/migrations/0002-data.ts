@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import { engineOf } from '../dialect.js';
+import { dialectOf } from '../dialect.js';
 
 // Collections, records, schema versions, indexes, the event outbox and idempotency keys.
 // Record data is jsonb on PostgreSQL (indexable, comparable) and JSON text on SQLite.
 export async function up(db: Kysely<any>): Promise<void> {
-  const json = engineOf(db) === 'postgres' ? sql`jsonb` : sql`text`;
+  const json = dialectOf(db).engine === 'postgres' ? sql`jsonb` : sql`text`;
 
   await db.schema
     .createTable('collections')

@@ -1,12 +1,12 @@
 import { sql, type Kysely } from 'kysely';
-import { engineOf } from '../dialect.js';
+import { dialectOf } from '../dialect.js';
 
 // The outbox keeps each event's data, not its whole message: the rest of the message (id, type,
 // time, workspace, collection) is in the row's own columns, and storing it twice made the outbox
 // the larger half of a bulk import's writes. The worker puts the message together when it
 // delivers (eventMessageText in modules/events/outbox.ts), byte for byte as it was stored before.
 export async function up(db: Kysely<any>): Promise<void> {
-  const postgres = engineOf(db) === 'postgres';
+  const postgres = dialectOf(db).engine === 'postgres';
   // SQLite can add a NOT NULL column only with a default; there the app sees to it.
   await db.schema.alterTable('events').addColumn('data', 'text').execute();
   // A message is {"id":…,"type":…,"createdAt":…,"workspaceId":…,"collectionId":…,"data":…}, and
@@ -19,7 +19,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  const postgres = engineOf(db) === 'postgres';
+  const postgres = dialectOf(db).engine === 'postgres';
   await db.schema.alterTable('events').addColumn('message', 'text').execute();
   // Nothing in an id, a type or an ISO time needs escaping in JSON.
   await sql`update events set message = '{"id":"' || id || '","type":"' || type || '","createdAt":"' || created_at

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { engineOf } from '../dialect.js';
+import { dialectOf } from '../dialect.js';
 
 // Record indexes become partial indexes of their own collection's rows (modules/indexes): made
 // over the whole `records` table, a unique index of one collection refused duplicates within
@@ -48,7 +48,7 @@ async function rebuild(db: Kysely<any>, change: (definition: string, collectionI
 }
 
 async function definitionOf(db: Kysely<any>, name: string): Promise<string | null> {
-  const { rows } = engineOf(db) === 'postgres'
+  const { rows } = dialectOf(db).engine === 'postgres'
     ? await sql<{ definition: string }>`select indexdef as definition from pg_indexes where schemaname = current_schema() and indexname = ${name}`.execute(db)
     : await sql<{ definition: string }>`select sql as definition from sqlite_master where type = 'index' and name = ${name}`.execute(db);
   return rows[0]?.definition ?? null;

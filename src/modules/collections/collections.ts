@@ -72,6 +72,31 @@ export async function findCollection(
   return row;
 }
 
+/** The id of the workspace's collection named by id or name, trashed or not; null when there is none. */
+export async function findCollectionId(executor: Executor, workspaceId: string, idOrName: string): Promise<string | null> {
+  const row = await executor
+    .selectFrom('collections')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where(hasPrefix(idOrName, 'col') ? 'id' : 'name', '=', idOrName)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/**
+ * A public collection that is not in the trash, by its id (in any workspace: ids are unique) or
+ * by its name within the given workspace; null when there is none such.
+ */
+export async function findPublicCollection(
+  executor: Executor,
+  ref: { id: string } | { workspaceId: string; name: string },
+): Promise<{ workspaceId: string; id: string } | null> {
+  let query = executor.selectFrom('collections').select(['id', 'workspace_id']).where('public', '=', 1).where('trashed_at', 'is', null);
+  query = 'id' in ref ? query.where('id', '=', ref.id) : query.where('workspace_id', '=', ref.workspaceId).where('name', '=', ref.name);
+  const row = await query.executeTakeFirst();
+  return row ? { workspaceId: row.workspace_id, id: row.id } : null;
+}
+
 /** The refusal of a collection in the trash, for findCollection and reads that look it up themselves. */
 export const collectionInTrash = (name: string): AppError =>
   new AppError('NOT_FOUND', `The collection ${name} is in the trash; restore it to reach its records.`, { trashed: true });

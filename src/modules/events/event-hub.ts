@@ -1,5 +1,4 @@
 import type { Deps } from '../../deps.js';
-import { listenForNotifications } from '../../db/notifications.js';
 import { lastSequenced, readSequencedAfter, type FeedEvent } from './event-feed.js';
 import { onEventsSequenced } from './outbox-signal.js';
 
@@ -103,7 +102,7 @@ export class EventHub {
     this.last = await lastSequenced(this.deps.db);
     this.recent = [];
     const stopLocal = onEventsSequenced(() => this.poke());
-    const stopRemote = listenForNotifications(this.deps.config.database, 'plainbase_events_sequenced', () => this.poke());
+    const stopRemote = this.deps.dialect.listen('plainbase_events_sequenced', () => this.poke());
     this.stopWaking = () => {
       stopLocal();
       stopRemote();

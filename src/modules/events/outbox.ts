@@ -1,4 +1,4 @@
-import { dialectFor, engineOf } from '../../db/dialect.js';
+import { dialectOf } from '../../db/dialect.js';
 import { insertRows, insertValues } from '../../db/insert-rows.js';
 import type { EventsTable, Executor } from '../../db/schema.js';
 import { newId } from '../../ids.js';
@@ -71,7 +71,7 @@ export const emitEvent = (executor: Executor, at: Date, event: NewEvent) => emit
  * PostgreSQL) and the one in this process. Once per transaction is enough, however many events.
  */
 export async function announceEvents(executor: Executor): Promise<void> {
-  await dialectFor(engineOf(executor)).notifyEvents?.execute(executor);
+  await dialectOf(executor).notifyEvents?.execute(executor);
   notifyEventsWritten();
 }
 

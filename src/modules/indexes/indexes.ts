@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Expression } from 'kysely';
+import { isUniqueViolation } from '../../db/db-errors.js';
 import type { Dialect } from '../../db/dialect.js';
 import { rowLimit } from '../../db/row-limit.js';
 import type { Executor, RecordIndexesTable } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
+import { findCollection } from '../collections/collections.js';
 import { fieldTerms } from '../records/query/compile.js';
 import { parseFieldRef, type FieldRef } from '../records/query/field-ref.js';
 
@@ -138,13 +141,13 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
         .values({ workspace_id: workspaceId, collection_id: collectionId, name, fields: JSON.stringify(index.fields), unique: unique ? 1 : 0, sql_name: sqlName, created_at: now.toISOString() })
         .execute();
     } catch (error) {
-      if (dialect.isUniqueViolation(error)) throw conflict(`The collection has an index named ${name} already.`, { name });
+      if (isUniqueViolation(error)) throw conflict(`The collection has an index named ${name} already.`, { name });
       throw error;
     }
     try {
       await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))}) where ${collectionPredicate(collectionId)}`.execute(trx);
     } catch (error) {
-      if (dialect.isUniqueViolation(error)) {
+      if (isUniqueViolation(error)) {
         throw new AppError('CONFLICT', `The index ${name} cannot be unique: some records of the collection share values of ${index.fields.join(', ')}.`, {
           name,
           fields: index.fields,
@@ -154,6 +157,41 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
     }
     return index;
   });
+}
+
+/**
+ * Creates an index on the workspace's collection named by id or name: the lookup and the index in
+ * one transaction, so the collection cannot go away between them.
+ */
+export function createCollectionIndex(
+  deps: Pick<Deps, 'db' | 'dialect' | 'clock'>,
+  workspaceId: string,
+  collectionRef: string,
+  index: { name: string; fields: string[]; unique: boolean },
+): Promise<RecordIndex> {
+  return deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, workspaceId, collectionRef);
+    return createIndex(trx, deps.dialect, { workspaceId, collectionId: collection.id, ...index, now: deps.clock.now() });
+  });
+}
+
+/** Drops an index of the workspace's collection named by id or name, in one transaction with the lookup. */
+export function dropCollectionIndex(deps: Pick<Deps, 'db' | 'dialect'>, workspaceId: string, collectionRef: string, name: string): Promise<RecordIndex> {
+  return deps.db.transaction().execute(async (trx) => {
+    const collection = await findCollection(trx, workspaceId, collectionRef);
+    return dropIndex(trx, deps.dialect, workspaceId, collection.id, name);
+  });
+}
+
+/** A page of the indexes of the workspace's collection named by id or name (see pageOfIndexes). */
+export async function pageOfCollectionIndexes(
+  deps: Pick<Deps, 'db'>,
+  workspaceId: string,
+  collectionRef: string,
+  page: { limit: number; after?: { createdAt: string; name: string } },
+): Promise<(RecordIndex & { createdAt: string })[]> {
+  const collection = await findCollection(deps.db, workspaceId, collectionRef);
+  return pageOfIndexes(deps.db, workspaceId, collection.id, page);
 }
 
 /** The collection's indexes, oldest first. */

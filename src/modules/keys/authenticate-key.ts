@@ -45,16 +45,32 @@ const findKeyWithSecretsAndRole = directQuery<KeyRow>('plainbase_find_api_key', 
 /**
  * Identifies the key behind a bearer token, on every request, against the database as it is
  * now: so revocation, rotation and role changes apply on the very next request in every process.
- * Synchronous where the database answers synchronously (SQLite), a promise otherwise; a refusal
- * is thrown (synchronously, or as the rejection).
+ * A refusal is the rejection. Where the database can answer synchronously, authenticateKeyNow
+ * does the same without a promise.
  */
-export function authenticateKey(deps: Deps, token: string, ip: string | null): KeyCaller | Promise<KeyCaller> {
-  // The checksum rejects garbage before any database work.
+export async function authenticateKey(deps: Deps, token: string, ip: string | null): Promise<KeyCaller> {
+  const parsed = parsedToken(token);
+  return callerOf(deps, token, parsed, await findKeyWithSecretsAndRole.run(deps.db, [parsed.keyId]), ip);
+}
+
+/**
+ * authenticateKey synchronously, where the Dialect reads synchronously (SQLite) and the connection
+ * is free now: the caller, or null when it cannot be had now (then use authenticateKey). A refusal
+ * is thrown. This path costs no promise and no turn of the microtask queue, which is most of what a
+ * request with a key costs beyond the HTTP stack (docs/performance.md, "API keys").
+ */
+export function authenticateKeyNow(deps: Deps, token: string, ip: string | null): KeyCaller | null {
+  if (!deps.dialect.readsSynchronously) return null;
+  const parsed = parsedToken(token);
+  const rows = findKeyWithSecretsAndRole.readNow(deps.db, [parsed.keyId]);
+  return rows === null ? null : callerOf(deps, token, parsed, rows, ip);
+}
+
+/** The checksum rejects garbage before any database work. */
+function parsedToken(token: string): ParsedToken {
   const parsed = parseToken(token);
   if (!parsed) throw keyNotValid();
-  const rows = findKeyWithSecretsAndRole.run(deps.db, [parsed.keyId]);
-  if (Array.isArray(rows)) return callerOf(deps, token, parsed, rows, ip);
-  return rows.then((found) => callerOf(deps, token, parsed, found, ip));
+  return parsed;
 }
 
 function callerOf(deps: Deps, token: string, parsed: ParsedToken, rows: KeyRow[], ip: string | null): KeyCaller {

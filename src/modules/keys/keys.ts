@@ -144,7 +144,7 @@ export async function createKey(deps: Deps, manager: KeyManager, input: CreateKe
 /** The manager's role now, locking their membership row where the engine can (SQLite runs one write transaction at a time anyway). */
 async function lockedRole(executor: Executor, deps: Deps, manager: KeyManager): Promise<Role> {
   let query = executor.selectFrom('memberships').select('role').where('workspace_id', '=', manager.workspaceId).where('person_id', '=', manager.personId);
-  if (deps.dialect.supportsSkipLocked) query = query.forUpdate();
+  if (deps.dialect.supportsRowLocks) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   if (!row) throw new AppError('NOT_FOUND', 'No such workspace, or you are not a member of it.');
   return row.role as Role;
@@ -217,7 +217,7 @@ async function checkMayRotate(executor: Executor, manager: KeyManager, row: ApiK
 export async function rotateKey(deps: Deps, manager: KeyManager, keyId: string, graceSeconds: number): Promise<{ key: KeyView; secret: string }> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
-    const row = await findManagedKey(trx, manager, keyId, deps.dialect.supportsSkipLocked);
+    const row = await findManagedKey(trx, manager, keyId, deps.dialect.supportsRowLocks);
     await checkMayRotate(trx, manager, row);
     const state = keyState(row, now);
     if (state !== 'active') throw conflict(`A${state === 'expired' ? 'n expired' : ' revoked'} key cannot be rotated.`);
@@ -252,7 +252,7 @@ export async function rotateKey(deps: Deps, manager: KeyManager, keyId: string, 
 export async function revokeKey(deps: Deps, manager: KeyManager, keyId: string): Promise<KeyView> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
-    const row = await findManagedKey(trx, manager, keyId, deps.dialect.supportsSkipLocked);
+    const row = await findManagedKey(trx, manager, keyId, deps.dialect.supportsRowLocks);
     if (row.revoked_at) return toKeyView(row, now);
     await trx.updateTable('api_keys').set({ revoked_at: now.toISOString() }).where('id', '=', keyId).execute();
     await trx.deleteFrom('api_key_secrets').where('key_id', '=', keyId).execute();

@@ -1,4 +1,5 @@
 import type { CompiledQuery } from 'kysely';
+import { isUnreadableJson } from '../../db/db-errors.js';
 import { visitRows } from '../../db/row-stream.js';
 import type { RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
@@ -112,7 +113,7 @@ async function explainingUnreadable<T>(deps: Deps, workspaceId: string, collecti
   try {
     return await work;
   } catch (error) {
-    if (!deps.dialect.isUnreadableJson(error) || !deps.dialect.unreadableJson) throw error;
+    if (!isUnreadableJson(error) || !deps.dialect.unreadableJson) throw error;
     const rows = await deps.db
       .selectFrom('records')
       .select('id')

@@ -1,5 +1,6 @@
 import { jsonRefusal } from '../../accepted-json.js';
 import type { Deps } from '../../deps.js';
+import { isUniqueViolation } from '../../db/db-errors.js';
 import { writeJson, type Dialect } from '../../db/dialect.js';
 import { directQuery } from '../../db/direct-query.js';
 import { writeTransaction } from '../../db/group-commit.js';
@@ -163,7 +164,7 @@ export async function createRecord(
     });
   } catch (error) {
     // Another request with the same key committed first: answer what it answered.
-    if (idempotency && deps.dialect.isUniqueViolation(error)) {
+    if (idempotency && isUniqueViolation(error)) {
       const stored = await findStoredResponse(deps.db, idempotency, now);
       if (stored) return stored;
     }

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { findCollection } from '../../../modules/collections/collections.js';
-import { createIndex, dropIndex, pageOfIndexes } from '../../../modules/indexes/indexes.js';
+import { createCollectionIndex, dropCollectionIndex, pageOfCollectionIndexes } from '../../../modules/indexes/indexes.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
@@ -28,8 +27,7 @@ export const registerListIndexes: RegisterRoute = (app, deps) =>
       const { limit = 50, cursor } = request.query;
       const position = decodeCursor(cursor, INDEX_POSITION.test);
       const after = position === undefined ? undefined : INDEX_POSITION.read(position);
-      const collection = await findCollection(deps.db, workspaceId, request.params.col);
-      const rows = await pageOfIndexes(deps.db, workspaceId, collection.id, { limit: limit + 1, after: after && { createdAt: after.at, name: after.key } });
+      const rows = await pageOfCollectionIndexes(deps, workspaceId, request.params.col, { limit: limit + 1, after: after && { createdAt: after.at, name: after.key } });
       return page(rows, limit, (row) => INDEX_POSITION.of(row.createdAt, row.name));
     },
   });
@@ -53,17 +51,8 @@ export const registerCreateIndex: RegisterRoute = (app, deps) =>
     },
     handler: async (request, reply) => {
       const { workspaceId } = inWorkspace(request);
-      const index = await deps.db.transaction().execute(async (trx) => {
-        const collection = await findCollection(trx, workspaceId, request.params.col);
-        return createIndex(trx, deps.dialect, {
-          workspaceId,
-          collectionId: collection.id,
-          name: request.body.name,
-          fields: request.body.fields,
-          unique: request.body.unique ?? false,
-          now: deps.clock.now(),
-        });
-      });
+      const { name, fields, unique = false } = request.body;
+      const index = await createCollectionIndex(deps, workspaceId, request.params.col, { name, fields, unique });
       return reply.status(201).send(index);
     },
   });
@@ -79,10 +68,7 @@ export const registerDeleteIndex: RegisterRoute = (app, deps) =>
     },
     handler: async (request, reply) => {
       const { workspaceId } = inWorkspace(request);
-      await deps.db.transaction().execute(async (trx) => {
-        const collection = await findCollection(trx, workspaceId, request.params.col);
-        await dropIndex(trx, deps.dialect, workspaceId, collection.id, request.params.name);
-      });
+      await dropCollectionIndex(deps, workspaceId, request.params.col, request.params.name);
       return reply.status(204).send(null);
     },
   });

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { roleAllows, SCOPES } from '../../../abilities.js';
+import { scopesOfKey, scopesOfPerson } from '../../../modules/keys/caller-scopes.js';
 import { MEMBER } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
@@ -42,18 +42,14 @@ export const registerGetMe: RegisterRoute = (app) =>
       const { workspaceId, person, role } = inWorkspace(request);
       const key = request.auth.key;
       if (!key) {
-        // A signed-in person: their role's scopes, all effective.
-        const scopes = SCOPES.filter((scope) => roleAllows(role, scope));
-        return { workspaceId, key: null, person, role, grantedScopes: scopes, effectiveScopes: scopes, suppressed: [], collections: null, expiresAt: null };
+        return { workspaceId, key: null, person, role, ...scopesOfPerson(role), collections: null, expiresAt: null };
       }
       return {
         workspaceId,
         key: { id: key.key.id, name: key.key.name, mode: key.key.mode },
         person: null,
         role,
-        grantedScopes: key.granted,
-        effectiveScopes: key.granted.filter((scope) => key.effective.has(scope)),
-        suppressed: key.suppressed,
+        ...scopesOfKey(key),
         collections: key.collections,
         expiresAt: key.key.expires_at,
       };

@@ -5,6 +5,7 @@ import { AnyObject } from '../../schemas.js';
 import { OPEN } from '../../access.js';
 import type { App } from '../../app-type.js';
 import type { Deps } from '../../../deps.js';
+import { pingDatabase } from '../../../db/ping.js';
 
 /** Health, readiness, metrics and the API description: for operators and tools, no credential. */
 export function registerOperations(app: App, deps: Deps, metrics: Registry): void {
@@ -23,7 +24,7 @@ export function registerOperations(app: App, deps: Deps, metrics: Registry): voi
     schema: { summary: 'The database answers', tags: ['operations'], response: { 200: Ready } },
     handler: async () => {
       try {
-        await deps.dialect.ping.execute(deps.db);
+        await pingDatabase(deps);
       } catch {
         throw new AppError('UNAVAILABLE', 'The database does not answer.');
       }

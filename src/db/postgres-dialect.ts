@@ -1,0 +1,88 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type NotificationChannel } from './dialect.js';
+
+// PostgreSQL error classes 08 (connection exception) and 57P (operator intervention), plus the
+// socket errors node reports before any PostgreSQL code exists.
+const pgUnavailableCodes = /^(08|57P)|^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EPIPE)$/;
+
+/**
+ * PostgreSQL through pg: a pool of connections, shared with other processes. `url` is for the
+ * connection LISTEN needs of its own (listen).
+ */
+export function postgresDialect(url: string): Dialect {
+  return { ...postgresOperations, listen: (channel, onNotify) => listenForNotifications(url, channel, onNotify) };
+}
+
+const postgresOperations: Omit<Dialect, 'listen'> = {
+  engine: 'postgres',
+  isUniqueViolation: (error) => driverErrorCode(error) === '23505',
+  isUnavailable: (error) => {
+    const cause = driverError(error);
+    const code = driverErrorCode(cause);
+    if (code !== undefined && pgUnavailableCodes.test(code)) return true;
+    return cause instanceof Error && /Connection terminated|connection timeout|Cannot use a pool after calling end/i.test(cause.message);
+  },
+  isUnreadableJson: () => false,
+  unreadableJson: null,
+  currentSchema: async (db) => {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+    return rows[0]?.schema;
+  },
+  ping: sql`select 1`,
+  readJson: (value) => value,
+  jsonText: (value) => JSON.stringify(value),
+  jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
+  notifyEvents: sql`select pg_notify('plainbase_events', '')`,
+  notifyEventsSequenced: sql`select pg_notify('plainbase_events_sequenced', '')`,
+  // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
+  sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
+  supportsSkipLocked: true,
+  supportsRowLocks: true,
+  groupsCommits: false,
+  readsSynchronously: false,
+  streamsInBatches: true,
+  parameter: (position) => `$${position}`,
+  numberedParameters: true,
+  jsonSortKey: (path) => {
+    const json = pgJsonAt(path);
+    const type = sql`jsonb_typeof(${json})`;
+    const text = pgTextAt(path);
+    return {
+      rank: sql<number | null>`(case ${type} when 'number' then ${rankLiteral('number')} when 'string' then ${rankLiteral('string')} when 'boolean' then ${rankLiteral('boolean')} when 'array' then ${rankLiteral('array')} when 'object' then ${rankLiteral('object')} end)`,
+      // COLLATE "C": code point order whatever the database's collation, as SQLite's BINARY.
+      text: sql<string | null>`((case ${type} when 'number' then '' when 'string' then ${text} when 'boolean' then ${text} end) collate "C")`,
+      number: sql<number | null>`(case ${type} when 'number' then (${json})::numeric when 'string' then 0 when 'boolean' then 0 end)`,
+    };
+  },
+  jsonArrayHasElement: (path, element) => {
+    const json = pgJsonAt(path);
+    // Containment of a one-element array compares elements by type and value (1 = 1.0, 1 ≠ "1").
+    return sql<SqlBool>`(jsonb_typeof(${json}) = 'array' and ${json} @> cast(${JSON.stringify([element])} as jsonb))`;
+  },
+  textContains: (haystack, needle) => sql<SqlBool>`(strpos(${haystack}, ${needle}) > 0)`,
+  nullsFirstIndexColumn: (expression) => sql`${expression} nulls first`,
+};
+
+/** `"data"->'a'->'b'`: the jsonb value at the path. */
+const pgJsonAt = (path: readonly string[]) =>
+  sql`${sql.ref('data')}${sql.join(checkedPath(path).map((segment) => sql`->${sql.lit(segment)}`), sql``)}`;
+
+/** `"data"->'a'->>'b'`: the same value as text (a string unquoted). */
+function pgTextAt(path: readonly string[]): RawBuilder<string> {
+  const segments = checkedPath(path);
+  const parents = segments.slice(0, -1).map((segment) => sql`->${sql.lit(segment)}`);
+  return sql<string>`${sql.ref('data')}${sql.join(parents, sql``)}->>${sql.lit(segments[segments.length - 1]!)}`;
+}
+
+/** A client of its own for LISTEN (a pooled connection would be handed to others). */
+function listenForNotifications(url: string, channel: NotificationChannel, onNotify: () => void): () => void {
+  // Imported here, not at the top, so that a SQLite process never loads the PostgreSQL driver.
+  const listening = import('pg').then(({ default: pg }) => {
+    const client = new pg.Client({ connectionString: url });
+    client.on('notification', onNotify);
+    client.on('error', () => undefined);
+    client.connect().then(() => client.query(`listen ${channel}`)).catch(() => undefined);
+    return client;
+  });
+  return () => void listening.then((client) => client.end()).catch(() => undefined);
+}

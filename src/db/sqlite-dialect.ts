@@ -1,0 +1,67 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type JsonScalar } from './dialect.js';
+
+/** SQLite through better-sqlite3: one connection, in this process, answering synchronously. */
+export const sqliteDialect: Dialect = {
+  engine: 'sqlite',
+  isUniqueViolation: (error) => {
+    const code = driverErrorCode(error);
+    return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  },
+  isUnavailable: (error) => {
+    const cause = driverError(error);
+    const code = driverErrorCode(cause);
+    return code === 'SQLITE_BUSY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_IOERR' ||
+      (cause instanceof TypeError && /database connection is not open/.test(cause.message));
+  },
+  isUnreadableJson: (error) => {
+    const cause = driverError(error);
+    return driverErrorCode(cause) === 'SQLITE_ERROR' && (cause as Error).message === 'malformed JSON';
+  },
+  unreadableJson: sql<SqlBool>`json_valid(${sql.ref('data')}) = 0`,
+  currentSchema: async () => undefined,
+  ping: sql`select 1`,
+  readJson: (value) => JSON.parse(value as string),
+  jsonText: (value) => value as string,
+  jsonArrayTexts: (parameter) => `select value from json_each(${parameter})`,
+  notifyEvents: null,
+  notifyEventsSequenced: null,
+  sequencingLock: null,
+  // Nobody else writes this database: there is nothing to hear.
+  listen: () => () => undefined,
+  supportsSkipLocked: false,
+  supportsRowLocks: false,
+  groupsCommits: true,
+  readsSynchronously: true,
+  streamsInBatches: false,
+  parameter: () => '?',
+  numberedParameters: false,
+  jsonSortKey: (path) => {
+    // json_type tells integer from real and true from false, where PostgreSQL says number and boolean.
+    const where = sqlitePath(path);
+    const type = sql`json_type(${sql.ref('data')}, ${where})`;
+    const value = sql`json_extract(${sql.ref('data')}, ${where})`;
+    return {
+      rank: sql<number | null>`(case ${type} when 'integer' then ${rankLiteral('number')} when 'real' then ${rankLiteral('number')} when 'text' then ${rankLiteral('string')} when 'true' then ${rankLiteral('boolean')} when 'false' then ${rankLiteral('boolean')} when 'array' then ${rankLiteral('array')} when 'object' then ${rankLiteral('object')} end)`,
+      text: sql<string | null>`(case ${type} when 'integer' then '' when 'real' then '' when 'text' then ${value} when 'true' then 'true' when 'false' then 'false' end)`,
+      number: sql<number | null>`(case ${type} when 'integer' then ${value} when 'real' then ${value} when 'text' then 0 when 'true' then 0 when 'false' then 0 end)`,
+    };
+  },
+  jsonArrayHasElement: (path, element) => {
+    const where = sqlitePath(path);
+    // Qualified: inside the subquery an unqualified name could resolve to json_each's own columns.
+    const data = sql.ref('records.data');
+    return sql<SqlBool>`(json_type(${data}, ${where}) = 'array' and exists (select 1 from json_each(${data}, ${where}) as element where ${sqliteElementIs(element)}))`;
+  },
+  textContains: (haystack, needle) => sql<SqlBool>`(instr(${haystack}, ${needle}) > 0)`,
+  nullsFirstIndexColumn: (expression) => sql`${expression}`,
+};
+
+const sqlitePath = (path: readonly string[]) => sql.lit(`$.${checkedPath(path).join('.')}`);
+
+function sqliteElementIs(element: JsonScalar): RawBuilder<SqlBool> {
+  if (element === null) return sql<SqlBool>`element.type = 'null'`;
+  if (typeof element === 'boolean') return sql<SqlBool>`element.type = ${sql.lit(String(element))}`;
+  if (typeof element === 'number') return sql<SqlBool>`element.type in ('integer', 'real') and element.value = ${element}`;
+  return sql<SqlBool>`element.type = 'text' and element.value = ${element}`;
+}
