@@ -22,4 +22,8 @@ export class LruMap<K, V> {
     this.entries.set(key, value);
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
+
+  clear(): void {
+    this.entries.clear();
+  }
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 import type { Dialect } from './dialect.js';
 import { withPlainbaseDialect } from './kysely-dialect.js';
+import { enableChangeWatch, TableWriteCounter } from './change-watch.js';
 import { postgresDialect } from './postgres-dialect.js';
 import { sqliteDialect } from './sqlite-dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
@@ -80,8 +81,12 @@ async function openSqlite(file: string): Promise<Storage> {
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
   const statements = withStatementCache(connection);
-  const db: Db = new Kysely({ dialect: withPlainbaseDialect(new SqliteDialect({ database: statements }), sqliteDialect) });
+  // Counts writes to the tables in-process caches copy from (change-watch.ts).
+  const writes = new TableWriteCounter();
+  const db: Db = new Kysely({ dialect: withPlainbaseDialect(new SqliteDialect({ database: statements }), sqliteDialect), plugins: [writes] });
   enableDirectSqlite(db, sqliteDialect, connection, statements);
+  const dataVersion = connection.prepare('pragma data_version').pluck();
+  enableChangeWatch(db, writes, () => dataVersion.get() as number);
   enableSqliteRowStream(db, statements, false);
   return { db, dialect: sqliteDialect, openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
 }

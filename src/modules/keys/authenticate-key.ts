@@ -7,6 +7,7 @@ import { constantTimeEqual } from '../../secrets.js';
 import type { Actor } from '../audit/audit.js';
 import { keyNotValid } from './keys.js';
 import { hashToken, parseToken, type ParsedToken } from './token.js';
+import { VerifiedKeyRows } from './verified-key-rows.js';
 
 /** Last use is written at most this often per key, so a busy key costs no write per request. */
 const LAST_USED_PRECISION_MS = 60_000;
@@ -62,8 +63,15 @@ export async function authenticateKey(deps: Deps, token: string, ip: string | nu
 export function authenticateKeyNow(deps: Deps, token: string, ip: string | null): KeyCaller | null {
   if (!deps.dialect.readsSynchronously) return null;
   const parsed = parsedToken(token);
-  const rows = findKeyWithSecretsAndRole.readNow(deps.db, [parsed.keyId]);
-  return rows === null ? null : callerOf(deps, token, parsed, rows, ip);
+  const cache = VerifiedKeyRows.of<KeyRow>(deps.db);
+  let rows = cache?.get(parsed.keyId) ?? null;
+  if (rows === null) {
+    rows = findKeyWithSecretsAndRole.readNow(deps.db, [parsed.keyId]);
+    if (rows === null) return null;
+    // Only a key that exists is kept: unknown ids from guessers must not fill the cache.
+    if (rows.length > 0) cache?.set(parsed.keyId, rows);
+  }
+  return callerOf(deps, token, parsed, rows, ip);
 }
 
 /** The checksum rejects garbage before any database work. */
