@@ -45,6 +45,24 @@ describeEachEngine('the Dialect', (engine) => {
     }
   });
 
+  it("refreshes the planner's statistics where plans depend on them: the feed's page read becomes an index scan", async () => {
+    const refresh = storage.dialect.refreshStatistics;
+    if (engine === 'sqlite') {
+      expect(refresh).toBeNull();
+      return;
+    }
+    await addWorkspace(storage.db, 'ws_stats');
+    const at = new Date().toISOString();
+    await sql`insert into events (id, workspace_id, collection_id, type, created_at, data, seq)
+      select 'evt_' || lpad(g::text, 26, '0'), 'ws_stats', 'col_1', 'record.created', ${at}, '{}', g from generate_series(1, 20000) g`.execute(storage.db);
+    await refresh!('events').execute(storage.db);
+    const plan = await sql<{ 'QUERY PLAN': string }>`explain select seq, data from events
+      where workspace_id = 'ws_stats' and seq is not null and created_at >= '2000' and seq > 10000 order by seq limit 1000`.execute(storage.db);
+    const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+    expect(text).toMatch(/Index Scan/);
+    expect(text).not.toMatch(/Sort/);
+  });
+
   it('maps a broken unique constraint to CONFLICT where it happens, keeping the driver error as the cause', async () => {
     await addWorkspace(storage.db, 'wsp_same');
     const error = await addWorkspace(storage.db, 'wsp_same').catch((caught: unknown) => caught);

@@ -68,6 +68,14 @@ export interface Dialect {
    */
   sequencingLock: RawBuilder<unknown> | null;
   /**
+   * Refreshes the query planner's statistics of a table that just grew fast, or null where none
+   * is needed. PostgreSQL plans from sampled statistics that autovacuum refreshes only after 10%
+   * growth and within a minute or so; until then a table filled by an import looks empty, and the
+   * event feed's ordered read becomes a scan and a sort of every event (37 ms a page instead of
+   * 0.3 ms, measured). Runs outside any transaction; holds no lock that stops reads or writes.
+   */
+  refreshStatistics: ((table: 'events') => RawBuilder<unknown>) | null;
+  /**
    * Calls `onNotify` whenever another process signals `channel` (notifyEvents and
    * notifyEventsSequenced). Where nobody else can write (SQLite: the database is one process's
    * own), it does nothing. A lost listener costs only latency: every user of this also polls,

@@ -36,6 +36,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   notifyEventsSequenced: sql`select pg_notify('plainbase_events_sequenced', '')`,
   // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
   sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
+  refreshStatistics: (table) => sql`analyze ${sql.table(table)}`,
   supportsSkipLocked: true,
   supportsRowLocks: true,
   groupsCommits: false,

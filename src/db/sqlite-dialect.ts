@@ -27,6 +27,8 @@ export const sqliteDialect: Dialect = {
   notifyEvents: null,
   notifyEventsSequenced: null,
   sequencingLock: null,
+  // SQLite's planner does not estimate from sampled statistics this way: its plans held (bench:events).
+  refreshStatistics: null,
   // Nobody else writes this database: there is nothing to hear.
   listen: () => () => undefined,
   supportsSkipLocked: false,

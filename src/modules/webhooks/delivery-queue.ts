@@ -171,8 +171,33 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
     const { due, all } = await claimDue(trx, deps.dialect, now, claim);
     return { fannedOut, due, claimedAll: all };
   });
-  if (done.fannedOut.events > 0) notifyEventsSequenced();
+  if (done.fannedOut.events > 0) {
+    notifyEventsSequenced();
+    refreshStatisticsAfterGrowth(deps, done.fannedOut.events);
+  }
   return done;
+}
+
+/** Events sequenced between two refreshes of the events table's planner statistics. */
+const EVENTS_BETWEEN_STATISTICS = 50_000;
+const sequencedSinceStatistics = new WeakMap<Deps['db'], number>();
+
+/**
+ * After every EVENTS_BETWEEN_STATISTICS events this process sequenced, refreshes the planner's
+ * statistics of the events table where the engine needs it (Dialect.refreshStatistics): an import
+ * of a million records must not leave the feed's reads planned as if the table were empty. In the
+ * background, after the commit: a failure costs only the refresh.
+ */
+function refreshStatisticsAfterGrowth(deps: Deps, sequenced: number): void {
+  const refresh = deps.dialect.refreshStatistics;
+  if (!refresh) return;
+  const total = (sequencedSinceStatistics.get(deps.db) ?? 0) + sequenced;
+  if (total < EVENTS_BETWEEN_STATISTICS) {
+    sequencedSinceStatistics.set(deps.db, total);
+    return;
+  }
+  sequencedSinceStatistics.set(deps.db, 0);
+  refresh('events').execute(deps.db).catch(() => undefined);
 }
 
 /** Logs attempts and moves their deliveries on, in one transaction (see writeAttempts). */
