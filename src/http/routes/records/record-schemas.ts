@@ -1,33 +1,41 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { RECORD_BODY, RECORD_FIELDS, RECORD_SUMMARY, type FieldKind, type RecordKey } from '../../../modules/records/record-shape.js';
 import { AnyObject, Timestamp } from '../../schemas.js';
 import { CollectionRef } from '../collections/collection-schemas.js';
 
 export const RecordData = AnyObject({ description: "The record's fields, a JSON object." });
 export const RecordParams = Type.Object({ col: CollectionRef, rec: Type.String({ pattern: '^rec_[0-9a-z]{26}$' }) });
 
-export const RecordBody = Type.Object({
+/** The schema of each kind of a record's field (record-shape.ts); JSON fields are the record's data. */
+const KIND_SCHEMAS = {
   id: Type.String(),
-  collectionId: Type.String(),
-  data: RecordData,
-  schemaVersion: Type.Union([Type.Integer(), Type.Null()]),
-  files: Type.Array(Type.String()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  trashedAt: Type.Union([Timestamp, Type.Null()]),
-});
+  json: RecordData,
+  integer: Type.Integer(),
+  integerOrNull: Type.Union([Type.Integer(), Type.Null()]),
+  time: Timestamp,
+  timeOrNull: Type.Union([Timestamp, Type.Null()]),
+  ids: Type.Array(Type.String()),
+} satisfies Record<FieldKind, TSchema>;
+
+type KindSchemas = typeof KIND_SCHEMAS;
+type Fields = typeof RECORD_FIELDS;
+
+/** An object schema of a view of a record (its fields in its order), with schemas of its own for some. */
+function viewSchema<K extends RecordKey, O extends Partial<Record<K, TSchema>>>(keys: readonly K[], own: O) {
+  const properties = Object.fromEntries(keys.map((key) => [key, own[key] ?? KIND_SCHEMAS[RECORD_FIELDS[key].kind]]));
+  return Type.Object(properties as { [P in K]: P extends keyof O ? NonNullable<O[P]> : KindSchemas[Fields[P]['kind']] });
+}
+
+/** A record: RECORD_BODY, the fields recordJson writes for reads in the same order. */
+export const RecordBody = viewSchema(RECORD_BODY, {});
 
 /**
  * What a change answers to a caller that may not read records (records:update, records:delete or
  * files:write without records:read): which record, at which revision, never what is in it.
  */
-export const RecordSummaryBody = Type.Object({
-  id: Type.String(),
-  collectionId: Type.String(),
+export const RecordSummaryBody = viewSchema(RECORD_SUMMARY, {
   revision: Type.Integer({ description: 'The ETag without its quotes; goes up on every change.' }),
   files: Type.Array(Type.String(), { description: 'Ids of the attached files (which files:write manages), not their content.' }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  trashedAt: Type.Union([Timestamp, Type.Null()]),
 });
 
 /** The answer of a change to a record: the record to a caller with records:read, its summary to others. */

@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { Executor, RecordsTable } from '../../../db/schema.js';
+import { RECORD_COLUMNS } from '../record-shape.js';
 import { rowLimit } from '../../../db/row-limit.js';
 import { AppError } from '../../../errors.js';
 import { compileFilter, keysetCondition, orderModifiers, orderTermKinds, orderTerms, orderValues, termsPinnedByFilter } from './compile.js';
@@ -46,9 +47,6 @@ export interface ListRecordsOptions<F extends keyof RecordsTable = keyof Records
 export const MAX_LIST_LIMIT = 1000;
 
 const CURSOR_COLUMNS: readonly CursorColumn[] = ['id', 'created_at', 'updated_at', 'data'];
-const ALL_COLUMNS: readonly (keyof RecordsTable)[] = [
-  'id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at',
-];
 
 function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed }: RecordQueryScope) {
   let query = executor
@@ -74,7 +72,7 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
   const terms = orderTerms(sort, dialect);
   const kept = terms.flatMap((term, i) => (pinned.has(term.key) ? [] : [{ term, value: after?.values[i] ?? null }]));
 
-  const columns = [...new Set([...(fields ?? ALL_COLUMNS), ...CURSOR_COLUMNS])];
+  const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
   let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
   if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
   for (const { term } of kept) {
