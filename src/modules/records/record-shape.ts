@@ -224,10 +224,10 @@ function concatenation(pieces: readonly Piece[]): string {
   return terms.join(' + ');
 }
 
-/** A function made from generated code; `helpers` are in its scope by name. */
-function compiledFunction<F>(parameters: readonly string[], body: string, helpers: Record<string, unknown> = {}): F {
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- code made above from RECORD_FIELDS only
-  const make = new Function(...Object.keys(helpers), `'use strict'; return function (${parameters.map(identifier).join(', ')}) { ${body} };`);
+/** A function made from generated code, named for stack traces and profiles; `helpers` are in its scope by name. */
+function compiledFunction<F>(name: string, parameters: readonly string[], body: string, helpers: Record<string, unknown> = {}): F {
+  // The code is made above from RECORD_FIELDS only, never from input (see the module's comment).
+  const make = new Function(...Object.keys(helpers), `'use strict'; return function ${identifier(name)}(${parameters.map(identifier).join(', ')}) { ${body} };`);
   return make(...Object.values(helpers)) as F;
 }
 
@@ -254,6 +254,7 @@ function createdValue(key: RecordKey): string {
  * and a nullable column the row was read without is null.
  */
 export const toRecordRead: (dialect: Dialect, row: RecordReadRow, pinned: { [K in PinnedKey]: StoredTypes[Fields[K]['kind']] }) => RecordRead = compiledFunction(
+  'toRecordRead',
   ['dialect', 'row', 'pinned'],
   `return { ${RECORD_BODY.map((key) => {
     const property = identifier(readProperty(key));
@@ -265,6 +266,7 @@ export const toRecordRead: (dialect: Dialect, row: RecordReadRow, pinned: { [K i
 
 /** The JSON of a read record, as RecordBody writes it: each JSON field goes in as the text it is. */
 export const recordJson: (record: RecordRead) => string = compiledFunction(
+  'recordJson',
   ['record'],
   `return ${concatenation(jsonObjectPieces(RECORD_BODY, (key) => `record.${identifier(readProperty(key))}`))};`,
   { idsJson },
@@ -272,6 +274,7 @@ export const recordJson: (record: RecordRead) => string = compiledFunction(
 
 /** A line of the NDJSON export (without its line break) from a row of RECORD_EXPORT_COLUMNS. */
 export const exportLineJson: (dialect: Dialect, row: Pick<RecordsTable, ExportColumn>) => string = compiledFunction(
+  'exportLineJson',
   ['dialect', 'row'],
   `return ${concatenation(jsonObjectPieces(RECORD_EXPORT_LINE, (key) => {
     if (!isStored(key)) throw new Error(`record-shape: ${key} is not stored, so not exported`);
@@ -289,6 +292,7 @@ export type ExportColumn = ColumnOf<(typeof RECORD_EXPORT_LINE)[number] | (typeo
  * row of a multi-row insert, db/insert-rows.ts insertValues); returns the offset after them.
  */
 export const putNewRecordValues: (values: unknown[], offset: number, record: NewRecord) => number = compiledFunction(
+  'putNewRecordValues',
   ['values', 'offset', 'record'],
   `${(Object.keys(RECORD_FIELDS) as RecordKey[]).filter(isStored).map((key) => `values[offset++] = ${createdValue(key)};`).join(' ')} return offset;`,
 );
@@ -311,6 +315,7 @@ export function recordEventData(record: Pick<RecordView, (typeof RECORD_EVENT)[n
  * EventBatch), so the data is not serialised a second time.
  */
 export const newRecordEventJson: (record: NewRecord) => string = compiledFunction(
+  'newRecordEventJson',
   ['record'],
   `return ${concatenation(['{"record":', ...jsonObjectPieces(RECORD_EVENT, (key) => createdValue(key)), '}'])};`,
   { idsJson },
