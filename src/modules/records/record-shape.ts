@@ -298,16 +298,18 @@ export const putNewRecordValues: (values: unknown[], offset: number, record: New
 );
 
 /** A new record's row. */
-export function newRecordRow(record: NewRecord): RecordsTable {
-  const values: unknown[] = [];
-  putNewRecordValues(values, 0, record);
-  return Object.fromEntries(RECORD_COLUMNS.map((column, index) => [column, values[index]])) as RecordsTable;
-}
+export const newRecordRow: (record: NewRecord) => RecordsTable = compiledFunction(
+  'newRecordRow',
+  ['record'],
+  `return { ${(Object.keys(RECORD_FIELDS) as RecordKey[]).filter(isStored).map((key) => `${identifier(columnOf(key))}: ${createdValue(key)}`).join(', ')} };`,
+);
 
 /** The data of a record.* event, `{record: {id, data}}` (RECORD_EVENT), for emitEvent. */
-export function recordEventData(record: Pick<RecordView, (typeof RECORD_EVENT)[number]>): { record: Record<string, unknown> } {
-  return { record: Object.fromEntries(RECORD_EVENT.map((key) => [key, record[key]])) };
-}
+export const recordEventData: (record: Pick<RecordView, (typeof RECORD_EVENT)[number]>) => { record: Record<string, unknown> } = compiledFunction(
+  'recordEventData',
+  ['record'],
+  `return { record: { ${RECORD_EVENT.map((key) => `${identifier(key)}: record.${identifier(key)}`).join(', ')} } };`,
+);
 
 /**
  * The record.created event's data for a new record, as JSON text: what JSON.stringify of
@@ -322,18 +324,19 @@ export const newRecordEventJson: (record: NewRecord) => string = compiledFunctio
 );
 
 /**
- * A record's view from its whole row, files empty (withAttachedFiles fills them). `data`: the record's
- * data when the caller holds it already (a write), which then is not parsed again.
+ * A record's view from its whole row, files empty (withAttachedFiles fills them). `data`: the
+ * record's data when the caller holds it already (a write), which then is not parsed again.
  */
-export function toRecordView(dialect: Dialect, row: RecordsTable, data?: RecordData): RecordView {
-  const view: Record<string, unknown> = {};
-  for (const key of RECORD_BODY) {
-    if (!isStored(key)) view[key] = [];
-    else if (RECORD_FIELDS[key].kind !== 'json') view[key] = row[columnOf(key)];
-    else view[key] = key === 'data' && data !== undefined ? data : dialect.readJson(row[columnOf(key)]);
-  }
-  return view as RecordView;
-}
+export const toRecordView: (dialect: Dialect, row: RecordsTable, data?: RecordData) => RecordView = compiledFunction(
+  'toRecordView',
+  ['dialect', 'row', 'data'],
+  `return { ${RECORD_BODY.map((key) => {
+    if (!isStored(key)) return `${identifier(key)}: []`;
+    const value = `row.${identifier(columnOf(key))}`;
+    if (RECORD_FIELDS[key].kind !== 'json') return `${identifier(key)}: ${value}`;
+    return `${identifier(key)}: ${key === 'data' ? `data !== undefined ? data : ` : ''}dialect.readJson(${value})`;
+  }).join(', ')} };`,
+);
 
 /** The summary of a changed record (RECORD_SUMMARY): its view's fields and its revision. */
 export function toRecordSummary(view: RecordView, revision: number): RecordSummary {
