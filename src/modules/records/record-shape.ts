@@ -8,11 +8,12 @@ import type { Dialect } from '../../db/dialect.js';
  * are all made from RECORD_FIELDS and the views below, so a new field is a line here (and in
  * the views that show it) plus a migration.
  *
- * The JSON writers and the row readers that run once per record of a page, an export or an
- * import are generated from the definition when this module loads (compiledFunction): each is
- * then the straight-line code that would be written by hand, where a loop over the fields would
- * take a call per value and about twice as long per record. Only names from RECORD_FIELDS reach
- * the generated code, and each is checked to be a plain identifier; no input ever does.
+ * The functions that turn rows into views and views into JSON (once per record of a page, an
+ * export or an import, and on every write) are generated from the definition when this module
+ * loads (compiledFunction): each is then the straight-line code that would be written by hand,
+ * where a loop over the fields takes a call per value and about twice as long per record. Only
+ * names from RECORD_FIELDS reach the generated code, each checked to be a plain identifier; no
+ * input ever does. test/record-shape.test.ts holds the writers to what JSON.stringify writes.
  */
 
 /** The value of a field as the database driver gives it, by kind. */
