@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { RecordsTable } from '../modules/records/record-shape.js';
 
 /**
  * Table shapes as Kysely sees them. Times are ISO 8601 text in UTC with milliseconds on both
@@ -86,19 +87,8 @@ export interface CollectionsTable {
   trashed_at: string | null;
 }
 
-export interface RecordsTable {
-  id: string;
-  workspace_id: string;
-  collection_id: string;
-  /** jsonb on PostgreSQL (read back as an object), JSON text on SQLite: see Dialect.readJson. */
-  data: unknown;
-  schema_version: number | null;
-  /** Goes up by one on every change; the ETag. */
-  revision: number;
-  created_at: string;
-  updated_at: string;
-  trashed_at: string | null;
-}
+/** Defined with the rest of a record's shape, from which its reads and writes are made. */
+export type { RecordsTable };
 
 export interface SchemaVersionsTable {
   id: string;

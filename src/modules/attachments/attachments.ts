@@ -5,7 +5,8 @@ import { AppError, conflict, notFound } from '../../errors.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { emitEvent } from '../events/outbox.js';
-import { etagOf, toRecordView, type VersionedRecord } from '../records/records.js';
+import { recordEventData, toRecordView } from '../records/record-shape.js';
+import { etagOf, type VersionedRecord } from '../records/records.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 
 /**
@@ -36,7 +37,7 @@ async function touchRecord(executor: Executor, dialect: Dialect, at: Date, colle
     workspaceId: collection.workspace_id,
     collectionId: collection.id,
     type: 'record.updated',
-    data: { record: { id: row.id, data: toRecordView(dialect, row).data } },
+    data: recordEventData(toRecordView(dialect, row)),
   });
   return row;
 }

@@ -14,6 +14,7 @@ import { parseFieldRef } from './query/field-ref.js';
 import { readAhead } from './read-ahead.js';
 import { compileFilter } from './query/compile.js';
 import { parseFilter, type FilterNode } from './query/filter-parser.js';
+import { columnsOf, exportLineJson, RECORD_EXPORT_COLUMNS, RECORD_EXPORT_CSV, type ExportColumn } from './record-shape.js';
 
 export type ExportFormat = 'ndjson' | 'csv';
 
@@ -38,7 +39,10 @@ export interface RecordExport {
 const PAGE_ROWS = 1000;
 export const MAX_CSV_FIELDS = 500;
 
-type ExportRow = Pick<RecordsTable, 'id' | 'data' | 'schema_version' | 'created_at' | 'updated_at'>;
+type ExportRow = Pick<RecordsTable, ExportColumn>;
+
+/** The CSV's first columns (RECORD_EXPORT_CSV), before the data's. */
+const CSV_RECORD_COLUMNS = columnsOf(RECORD_EXPORT_CSV);
 
 interface ExportScope {
   executor: Executor;
@@ -118,7 +122,7 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
   for (;;) {
     let query = scope.executor
       .selectFrom('records')
-      .select(['id', 'data', 'schema_version', 'created_at', 'updated_at'])
+      .select(RECORD_EXPORT_COLUMNS)
       .where('workspace_id', '=', scope.collection.workspace_id)
       .where('collection_id', '=', scope.collection.id)
       .where('trashed_at', 'is', null);
@@ -143,14 +147,14 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
   }
 }
 
-/** One JSON object per line: {id, data, createdAt, updatedAt, schemaVersion}. */
+/**
+ * One JSON object per line, RECORD_EXPORT_LINE's fields: {id, data, createdAt, updatedAt,
+ * schemaVersion}. The data goes in as its JSON text (Dialect.jsonText), as in the API's answers.
+ */
 async function* ndjsonChunks(scope: ExportScope): AsyncGenerator<string> {
   for await (const rows of recordPages(scope)) {
     let text = '';
-    for (const row of rows) {
-      const line = { id: row.id, data: scope.dialect.readJson(row.data), createdAt: row.created_at, updatedAt: row.updated_at, schemaVersion: row.schema_version };
-      text += `${JSON.stringify(line)}\n`;
-    }
+    for (const row of rows) text += `${exportLineJson(scope.dialect, row)}\n`;
     yield text;
   }
 }
@@ -158,11 +162,11 @@ async function* ndjsonChunks(scope: ExportScope): AsyncGenerator<string> {
 /** A header row `id,createdAt,updatedAt,<data columns>`, then one row per record. */
 async function* csvChunks(scope: ExportScope, columns: DataColumn[]): AsyncGenerator<string> {
   // The header goes out with the first page, so the first chunk has run the first query.
-  let text = csvLine(['id', 'createdAt', 'updatedAt', ...columns.map((column) => column.header)]);
+  let text = csvLine([...RECORD_EXPORT_CSV, ...columns.map((column) => column.header)]);
   for await (const rows of recordPages(scope)) {
     for (const row of rows) {
       const data = scope.dialect.readJson(row.data);
-      text += csvLine([row.id, row.created_at, row.updated_at, ...columns.map((column) => cellText(valueAt(data, column.path)))]);
+      text += csvLine([...CSV_RECORD_COLUMNS.map((column) => row[column]), ...columns.map((column) => cellText(valueAt(data, column.path)))]);
     }
     yield text;
     text = '';

@@ -17,7 +17,7 @@ import { importFailure, rowError, type ImportRow, type RowError } from './import
 import { csvCellTypes, parseCsv } from './parse-csv.js';
 import { parseJsonArray } from './parse-json-array.js';
 import { parseNdjson } from './parse-ndjson.js';
-import { RECORD_COLUMNS } from './records.js';
+import { newRecordEventJson, putNewRecordValues, RECORD_COLUMNS, type NewRecord } from './record-shape.js';
 
 export type ImportFormat = 'ndjson' | 'json' | 'csv';
 
@@ -248,23 +248,17 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
   async function write(rows: AcceptedRow[]): Promise<void> {
     const values: unknown[] = new Array(rows.length * RECORD_COLUMNS.length);
     const events = new EventBatch(now, workspaceId, collectionId, 'record.created');
+    // One object for every row of the batch, filled in row by row: it is only read, never kept.
+    const record: NewRecord = { id: '', workspaceId, collectionId, dataJson: '', schemaVersion: null, at };
     let v = 0;
     for (const row of rows) {
       // newId is monotonic: ids made in the same millisecond still sort in import order.
-      const id = newId('rec', time);
-      // In the order of RECORD_COLUMNS.
-      values[v++] = id;
-      values[v++] = workspaceId;
-      values[v++] = collectionId;
-      values[v++] = row.json;
-      values[v++] = row.schemaVersion;
-      values[v++] = 1;
-      values[v++] = at;
-      values[v++] = at;
-      values[v++] = null;
-      // The record.created payload of docs/design.md §7, {record: {id, data}}, as createRecord
-      // writes it; an id needs no escaping in JSON.
-      events.add(`{"record":{"id":"${id}","data":${row.json}}}`);
+      record.id = newId('rec', time);
+      record.dataJson = row.json;
+      record.schemaVersion = row.schemaVersion;
+      v = putNewRecordValues(values, v, record);
+      // The record.created payload of docs/design.md §7, as createRecord's emitEvent writes it.
+      events.add(newRecordEventJson(record));
     }
     await insertValues(executor, 'records', RECORD_COLUMNS, values);
     await events.flush(executor);

@@ -13,7 +13,7 @@ import { parseFilter } from './query/filter-parser.js';
 import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
 import { readAhead } from './read-ahead.js';
-import { toRecordRead, type RecordData, type RecordRead } from './records.js';
+import { RECORD_LISTED_COLUMNS, toRecordRead, type RecordData, type RecordRead, type RecordReadRow } from './record-shape.js';
 
 export interface ListQuery {
   filter?: string;
@@ -34,13 +34,14 @@ export interface RecordPage {
 }
 
 /**
- * What a listed record's view needs beyond what the query pins (the collection): fewer columns
- * read is measurably less work per row for SQLite and the driver, and a page has up to 1000.
+ * A listed record's view needs only what the query does not pin (RECORD_LISTED_COLUMNS, without
+ * the collection): fewer columns read is measurably less work per row for SQLite and the driver,
+ * and a page has up to 1000.
  */
-const LISTED_COLUMNS = ['id', 'data', 'schema_version', 'created_at', 'updated_at', 'trashed_at'] as const;
+const LISTED_COLUMNS = RECORD_LISTED_COLUMNS;
 /** The live records' list: trashed_at is null in every row it can return, so it is not read. */
-const LIVE_LISTED_COLUMNS = ['id', 'data', 'schema_version', 'created_at', 'updated_at'] as const;
-type ListedRow = Pick<RecordsTable, (typeof LIVE_LISTED_COLUMNS)[number] | CursorColumn> & { trashed_at?: string | null };
+const LIVE_LISTED_COLUMNS = RECORD_LISTED_COLUMNS.filter((column) => column !== 'trashed_at');
+type ListedRow = RecordReadRow & Pick<RecordsTable, CursorColumn>;
 
 /**
  * First-page list queries by engine, trash, limit, sort and filter, compiled (ReusableListQuery): a
@@ -83,8 +84,9 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
     compiled = buildListRecordsQuery({ ...parsedScope(), sort, limit: query.limit, after, fields }).compile();
   }
+  const pinned = { collectionId: collection.id };
   const { rows, data, more } = await explained(readPage(deps, compiled, query.limit, (row) => {
-    const read = toRecordRead(deps.dialect, row, collection.id);
+    const read = toRecordRead(deps.dialect, row, pinned);
     if (pick) read.dataJson = JSON.stringify(pick(deps.dialect.readJson(row.data) as RecordData));
     return read;
   }));

@@ -1,7 +1,7 @@
 import { jsonRefusal } from '../../accepted-json.js';
 import type { Deps } from '../../deps.js';
 import { isUniqueViolation } from '../../db/db-errors.js';
-import { writeJson, type Dialect } from '../../db/dialect.js';
+import { writeJson } from '../../db/dialect.js';
 import { directQuery } from '../../db/direct-query.js';
 import { writeTransaction } from '../../db/group-commit.js';
 import { insertRows } from '../../db/insert-rows.js';
@@ -16,19 +16,17 @@ import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
-
-export type RecordData = Record<string, unknown>;
-
-export interface RecordView {
-  id: string;
-  collectionId: string;
-  data: RecordData;
-  schemaVersion: number | null;
-  files: string[];
-  createdAt: string;
-  updatedAt: string;
-  trashedAt: string | null;
-}
+import {
+  newRecordRow,
+  RECORD_COLUMNS,
+  RECORD_READ_COLUMNS,
+  recordEventData,
+  toRecordRead,
+  toRecordView,
+  type RecordData,
+  type RecordRead,
+  type RecordView,
+} from './record-shape.js';
 
 /** A record, its revision (goes up on every change) and its ETag, which is the revision quoted. */
 export interface VersionedRecord {
@@ -38,53 +36,6 @@ export interface VersionedRecord {
 }
 
 export const etagOf = (revision: number): string => `"${revision}"`;
-
-/** The columns a record's view is made from (lists read only these). */
-export type RecordViewRow = Pick<RecordsTable, 'id' | 'collection_id' | 'data' | 'schema_version' | 'created_at' | 'updated_at' | 'trashed_at'>;
-
-export function toRecordView(dialect: Dialect, row: RecordViewRow): RecordView {
-  return viewWithData(row, dialect.readJson(row.data) as RecordData);
-}
-
-function viewWithData(row: RecordViewRow, data: RecordData): RecordView {
-  return {
-    id: row.id,
-    collectionId: row.collection_id,
-    data,
-    schemaVersion: row.schema_version,
-    files: [],
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    trashedAt: row.trashed_at,
-  };
-}
-
-/**
- * A record as read for an answer: its view with `data` as JSON text instead of an object. On
- * SQLite that is the stored text itself (written by writeJson, so exactly what JSON.stringify of
- * the data gives), which a read then neither parses nor serialises again: for a page of 50
- * records that was most of the work after the query.
- */
-export interface RecordRead extends Omit<RecordView, 'data'> {
-  dataJson: string;
-}
-
-/**
- * `collectionId` is the row's collection, for rows read without that column (lists pin it); a
- * row read without trashed_at is live (lists of live records pin it to null).
- */
-export function toRecordRead(dialect: Dialect, row: Omit<RecordViewRow, 'collection_id' | 'trashed_at'> & { trashed_at?: string | null }, collectionId: string): RecordRead {
-  return {
-    id: row.id,
-    collectionId,
-    dataJson: dialect.jsonText(row.data),
-    schemaVersion: row.schema_version,
-    files: [],
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    trashedAt: row.trashed_at ?? null,
-  };
-}
 
 /** A read record and its ETag. */
 export interface VersionedRecordRead {
@@ -101,15 +52,12 @@ export function assertRecordData(data: unknown): asserts data is RecordData {
   if (refusal) throw invalidRequest(refusal.message, { field: `body.${refusal.field}`, ...(refusal.limit === undefined ? {} : { limit: refusal.limit }) });
 }
 
-/** Every column of a record, in the order bulk writes give them (insertRows, the import). */
-export const RECORD_COLUMNS = ['id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at'] as const;
-
-/** The payload of record events (docs/design.md §7). */
-const eventOf = (collection: CollectionsTable, type: EventType, id: string, data: RecordData) => ({
+/** A record event (docs/design.md §7). */
+const eventOf = (collection: CollectionsTable, type: EventType, record: RecordView) => ({
   workspaceId: collection.workspace_id,
   collectionId: collection.id,
   type,
-  data: { record: { id, data } },
+  data: recordEventData(record),
 });
 
 /**
@@ -144,21 +92,19 @@ export async function createRecord(
     return await writeTransaction(deps.db, async (trx) => {
       const collection = await findCollection(trx, context.workspaceId, idOrName);
       const schemaVersion = (await recordChecker(trx, collection))(data);
-      const row: RecordsTable = {
+      const row = newRecordRow({
         id: newId('rec', now.getTime()),
-        workspace_id: context.workspaceId,
-        collection_id: collection.id,
-        data: writeJson(data),
-        schema_version: schemaVersion,
-        revision: 1,
-        created_at: now.toISOString(),
-        updated_at: now.toISOString(),
-        trashed_at: null,
-      };
+        workspaceId: context.workspaceId,
+        collectionId: collection.id,
+        dataJson: writeJson(data),
+        schemaVersion,
+        at: now.toISOString(),
+      });
       await insertRows(trx, 'records', RECORD_COLUMNS, [row]);
-      await emitEvent(trx, now, eventOf(collection, 'record.created', row.id, data));
+      const view = toRecordView(deps.dialect, row, data);
+      await emitEvent(trx, now, eventOf(collection, 'record.created', view));
       await auditKeyWrite(trx, now, context, 'record.created', row.id, collection.id);
-      const response = { status: 201, body: viewWithData(row, data) };
+      const response = { status: 201, body: view };
       if (idempotency) await storeResponse(trx, idempotency, now, response);
       return { ...response, etag: etagOf(1) };
     });
@@ -174,7 +120,7 @@ export async function createRecord(
 
 /** A record by id: every read and write of one record starts here, so it takes the direct path (db/direct-query.ts). */
 const recordById = directQuery<RecordsTable>('plainbase_record_by_id', (parameter) => `
-  select id, workspace_id, collection_id, data, schema_version, revision, created_at, updated_at, trashed_at
+  select ${RECORD_COLUMNS.join(', ')}
   from records where workspace_id = ${parameter(1)} and collection_id = ${parameter(2)} and id = ${parameter(3)}`);
 
 async function findRecord(executor: Executor, collection: CollectionsTable, recordId: string): Promise<RecordsTable> {
@@ -183,10 +129,11 @@ async function findRecord(executor: Executor, collection: CollectionsTable, reco
   return row;
 }
 
-/** What readRecordBy* answers: the collection, and the record with its files if it exists. */
-type RecordReadRow = Omit<RecordsTable, 'id' | 'workspace_id'> & {
+/** What readRecordBy* answers: the collection, and the record (RECORD_READ_COLUMNS) with its files if it exists. */
+type CollectionAndRecordRow = Omit<Pick<RecordsTable, (typeof RECORD_READ_COLUMNS)[number]>, 'id'> & {
   /** Null when the collection has no such record. */
   id: string | null;
+  collection_id: string;
   collection_name: string;
   collection_trashed_at: string | null;
   /** The attached files' ids, oldest attachment first, joined by commas (ids have none); null for none. */
@@ -200,9 +147,9 @@ type RecordReadRow = Omit<RecordsTable, 'id' | 'workspace_id'> & {
  * errors are the same. string_agg with ORDER BY is the same on both engines (SQLite ≥ 3.44).
  */
 const readRecordBy = (column: 'id' | 'name') =>
-  directQuery<RecordReadRow>(`plainbase_read_record_by_collection_${column}`, (parameter) => `
+  directQuery<CollectionAndRecordRow>(`plainbase_read_record_by_collection_${column}`, (parameter) => `
     select c.id as collection_id, c.name as collection_name, c.trashed_at as collection_trashed_at,
-      r.id, r.data, r.schema_version, r.revision, r.created_at, r.updated_at, r.trashed_at,
+      ${RECORD_READ_COLUMNS.map((recordColumn) => `r.${recordColumn}`).join(', ')},
       (select string_agg(f.file_id, ',' order by f.attached_at, f.file_id) from record_files f
         where f.workspace_id = r.workspace_id and f.record_id = r.id) as files
     from collections c
@@ -227,7 +174,7 @@ export async function getRecord(
   if (row.trashed_at && !options.includeTrashed) {
     throw new AppError('NOT_FOUND', 'The record is in the trash; read it with ?trashed=true or restore it.', { trashed: true });
   }
-  const record = toRecordRead(deps.dialect, row as RecordReadRow & { id: string }, row.collection_id);
+  const record = toRecordRead(deps.dialect, row as CollectionAndRecordRow & { id: string }, { collectionId: row.collection_id });
   record.files = row.files === null ? [] : row.files.split(',');
   return { record, etag: etagOf(row.revision) };
 }
@@ -264,16 +211,17 @@ export async function updateRecord(
     const data = input.mode === 'merge' ? (applyMergePatch(currentData, input.data) as RecordData) : input.data;
     const schemaVersion = (await recordChecker(trx, collection))(data);
     if (schemaVersion === current.schema_version && sameJson(data, currentData)) {
-      const [record] = await withAttachedFiles(trx, context.workspaceId, [viewWithData(current, currentData)]);
+      const [record] = await withAttachedFiles(trx, context.workspaceId, [toRecordView(deps.dialect, current, currentData)]);
       return { record: record!, revision: current.revision, etag: etagOf(current.revision) };
     }
     const changes = { data: writeJson(data), schema_version: schemaVersion, revision: current.revision + 1, updated_at: now.toISOString() };
     // The revision in the condition makes a concurrent writer that read the same revision lose.
     const result = await trx.updateTable('records').set(changes).where('id', '=', current.id).where('revision', '=', current.revision).executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while this update ran; retry.');
-    await emitEvent(trx, now, eventOf(collection, 'record.updated', current.id, data));
+    const view = toRecordView(deps.dialect, { ...current, ...changes }, data);
+    await emitEvent(trx, now, eventOf(collection, 'record.updated', view));
     await auditKeyWrite(trx, now, context, 'record.updated', current.id, collection.id);
-    const [record] = await withAttachedFiles(trx, context.workspaceId, [viewWithData({ ...current, ...changes }, data)]);
+    const [record] = await withAttachedFiles(trx, context.workspaceId, [view]);
     return { record: record!, revision: changes.revision, etag: etagOf(changes.revision) };
   });
 }
@@ -299,7 +247,7 @@ export async function setRecordTrashed(
     await trx.updateTable('records').set(changes).where('id', '=', current.id).execute();
     const row = { ...current, ...changes };
     const view = toRecordView(deps.dialect, row);
-    await emitEvent(trx, now, eventOf(collection, trashed ? 'record.deleted' : 'record.restored', row.id, view.data));
+    await emitEvent(trx, now, eventOf(collection, trashed ? 'record.deleted' : 'record.restored', view));
     await auditKeyWrite(trx, now, context, trashed ? 'record.trashed' : 'record.restored', row.id, collection.id);
     await withAttachedFiles(trx, context.workspaceId, [view]);
     return { record: view, revision: row.revision, etag: etagOf(row.revision) };

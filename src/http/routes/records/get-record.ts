@@ -3,7 +3,8 @@ import { getRecord } from '../../../modules/records/records.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { readScope, trashNeedsCredential } from '../../public-read.js';
-import { recordJson, sendJson } from './record-json.js';
+import { recordJson } from '../../../modules/records/record-shape.js';
+import { sendJson } from './record-json.js';
 import { RecordParams, RecordWithEtag } from './record-schemas.js';
 
 export const registerGetRecord: RegisterRoute = (app, deps) =>
@@ -24,7 +25,7 @@ export const registerGetRecord: RegisterRoute = (app, deps) =>
       // the trash is (401), not as a missing one that a credential would find.
       const { record, etag } = await getRecord(deps, scope.workspaceId, scope.collection, request.params.rec, { includeTrashed: anonymous || request.query.trashed });
       if (anonymous && record.trashedAt !== null) throw trashNeedsCredential();
-      // Serialised here (record-json.ts): the schema above documents the answer.
+      // Serialised by recordJson, made from the same fields as the schema above (record-shape.ts).
       return sendJson(reply.header('etag', etag), recordJson(record));
     },
   });

@@ -34,7 +34,7 @@ export const registerListRecords: RegisterRoute = (app, deps) =>
       if (request.auth.workspaceId === null && request.query.trashed) throw trashNeedsCredential();
       const scope = await readScope(deps, request, request.params.col);
       const { limit = 50, ...query } = request.query;
-      // Serialised here (record-json.ts): the schema above documents the answer.
+      // Serialised by recordPageJson, made from the same fields as the schema above (record-shape.ts).
       return sendJson(reply, recordPageJson(await listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit })));
     },
   });

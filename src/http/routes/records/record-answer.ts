@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { toRecordSummary } from '../../../modules/records/record-shape.js';
 import type { VersionedRecord } from '../../../modules/records/records.js';
 import { callerMay } from '../../auth.js';
 
@@ -11,6 +12,5 @@ import { callerMay } from '../../auth.js';
 export function sendRecordChange(request: FastifyRequest, reply: FastifyReply, { record, revision, etag }: VersionedRecord): FastifyReply {
   reply.header('etag', etag);
   if (callerMay(request, 'records:read')) return reply.send(record);
-  const { id, collectionId, files, createdAt, updatedAt, trashedAt } = record;
-  return reply.send({ id, collectionId, revision, files, createdAt, updatedAt, trashedAt });
+  return reply.send(toRecordSummary(record, revision));
 }

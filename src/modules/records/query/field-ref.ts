@@ -1,17 +1,20 @@
 import { JSON_PATH_SEGMENT } from '../../../db/dialect.js';
+import { columnOf, RECORD_QUERYABLE } from '../record-shape.js';
 
 /**
  * The names a filter, a sort or an index may use for a record's values: `data.<path>` for a field
  * of the record's JSON data, or one of the record's own columns.
  */
 
-/** The record columns a query may name, and the table column behind each. */
-export const RECORD_COLUMNS = { id: 'id', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
+type Queryable = (typeof RECORD_QUERYABLE)[number];
 
-export type ColumnName = keyof typeof RECORD_COLUMNS;
+/** The record columns a query may name (RECORD_QUERYABLE), and the table column behind each. */
+export const QUERYABLE_COLUMNS = Object.fromEntries(RECORD_QUERYABLE.map((name) => [name, columnOf(name)])) as { readonly [K in Queryable]: ReturnType<typeof columnOf<K>> };
+
+export type ColumnName = Queryable;
 
 export type FieldRef =
-  | { kind: 'column'; name: ColumnName; column: (typeof RECORD_COLUMNS)[ColumnName] }
+  | { kind: 'column'; name: ColumnName; column: (typeof QUERYABLE_COLUMNS)[ColumnName] }
   /** `name` is the text as written (`data.address.city`), `path` its segments after `data`. */
   | { kind: 'data'; name: string; path: string[] };
 
@@ -22,9 +25,9 @@ export const MAX_SEGMENT_LENGTH = 64;
 export type FieldRefResult = { ok: true; field: FieldRef } | { ok: false; reason: string };
 
 export function parseFieldRef(text: string): FieldRefResult {
-  if (Object.hasOwn(RECORD_COLUMNS, text)) {
+  if (Object.hasOwn(QUERYABLE_COLUMNS, text)) {
     const name = text as ColumnName;
-    return { ok: true, field: { kind: 'column', name, column: RECORD_COLUMNS[name] } };
+    return { ok: true, field: { kind: 'column', name, column: QUERYABLE_COLUMNS[name] } };
   }
   const [head, ...path] = text.split('.');
   if (head !== 'data') {

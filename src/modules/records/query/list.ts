@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { Executor, RecordsTable } from '../../../db/schema.js';
+import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
 import { rowLimit } from '../../../db/row-limit.js';
 import { AppError } from '../../../errors.js';
 import { compileFilter, keysetCondition, orderModifiers, orderTermKinds, orderTerms, orderValues, termsPinnedByFilter } from './compile.js';
@@ -14,8 +15,11 @@ import { unstorableTextReason } from '../../../storable-text.js';
  * record that was there all along is seen exactly once.
  */
 
-/** The columns a cursor is made from; always read, whatever `fields` asks for. */
-export type CursorColumn = 'id' | 'created_at' | 'updated_at' | 'data';
+/**
+ * The columns a cursor is made from, those a sort may name (RECORD_QUERYABLE's and the data's);
+ * always read, whatever `fields` asks for.
+ */
+export type CursorColumn = ColumnOf<(typeof RECORD_QUERYABLE)[number] | 'data'>;
 export type CursorRow = Pick<RecordsTable, CursorColumn>;
 
 /** A decoded cursor: the sort it was made for and the last row's values of orderTerms(sort). */
@@ -45,10 +49,7 @@ export interface ListRecordsOptions<F extends keyof RecordsTable = keyof Records
 
 export const MAX_LIST_LIMIT = 1000;
 
-const CURSOR_COLUMNS: readonly CursorColumn[] = ['id', 'created_at', 'updated_at', 'data'];
-const ALL_COLUMNS: readonly (keyof RecordsTable)[] = [
-  'id', 'workspace_id', 'collection_id', 'data', 'schema_version', 'revision', 'created_at', 'updated_at', 'trashed_at',
-];
+const CURSOR_COLUMNS: readonly CursorColumn[] = columnsOf([...RECORD_QUERYABLE, 'data']);
 
 function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed }: RecordQueryScope) {
   let query = executor
@@ -74,7 +75,7 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
   const terms = orderTerms(sort, dialect);
   const kept = terms.flatMap((term, i) => (pinned.has(term.key) ? [] : [{ term, value: after?.values[i] ?? null }]));
 
-  const columns = [...new Set([...(fields ?? ALL_COLUMNS), ...CURSOR_COLUMNS])];
+  const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
   let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
   if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
   for (const { term } of kept) {

@@ -1,5 +1,5 @@
 import { AppError } from '../../../errors.js';
-import { parseFieldRef, RECORD_COLUMNS, type FieldRef } from './field-ref.js';
+import { parseFieldRef, QUERYABLE_COLUMNS, type FieldRef } from './field-ref.js';
 
 /**
  * `?sort=-createdAt,data.name`: a comma list of fields, `-` before one for descending order.
@@ -18,7 +18,7 @@ export interface SortKey {
 export const MAX_SORT_KEYS = 4;
 const MAX_SORT_LENGTH = 4096;
 
-export const DEFAULT_SORT: readonly SortKey[] = Object.freeze([{ field: { kind: 'column', name: 'id', column: RECORD_COLUMNS.id }, desc: false }]);
+export const DEFAULT_SORT: readonly SortKey[] = Object.freeze([{ field: { kind: 'column', name: 'id', column: QUERYABLE_COLUMNS.id }, desc: false }]);
 
 function sortError(position: number, message: string, details: Record<string, unknown> = {}): AppError {
   return new AppError('INVALID_REQUEST', `Invalid sort at position ${position}: ${message}.`, { field: 'querystring.sort', position, ...details });
