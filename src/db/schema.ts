@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { RecordsTable } from '../modules/records/record-shape.js';
+import type { RecordsTable } from './record-fields.js';
 
 /**
  * Table shapes as Kysely sees them. Times are ISO 8601 text in UTC with milliseconds on both

@@ -1,12 +1,12 @@
 import type { Dialect } from '../../db/dialect.js';
 
 /**
- * A record's storage shape, defined once: every column of the `records` table, how a new record
- * fills it, what the field is called where it is shown, and how its value is written as JSON.
- * The table's Kysely type, the column lists of every read, the values of every insert (one
- * record or an import's batches), the record in events, the NDJSON export and the JSON answers
- * are all made from RECORD_FIELDS and the views below, so a new field is a line here (and in
- * the views that show it) plus a migration.
+ * A record's shape, defined once: its columns and how a new record fills them (RECORD_FIELDS, in
+ * db/record-fields.ts, below the modules that use it), what each field is called where it is
+ * shown, and how its value is written as JSON. The column lists of every read, the values of
+ * every insert (one record or an import's batches), the record in events, the NDJSON export and
+ * the JSON answers are all made from RECORD_FIELDS and the views below, so a new field is a line
+ * there (and in the views that show it) plus a migration.
  *
  * The functions that turn rows into views and views into JSON (once per record of a page, an
  * export or an import, and on every write) are generated from the definition when this module
@@ -16,83 +16,14 @@ import type { Dialect } from '../../db/dialect.js';
  * input ever does. test/record-shape.test.ts holds the writers to what JSON.stringify writes.
  */
 
-/** The value of a field as the database driver gives it, by kind. */
-interface StoredTypes {
-  /** Plainbase's own text (a prefix, `_` and a ULID): nothing in it needs escaping in JSON. */
-  id: string;
-  /** A JSON object: jsonb on PostgreSQL (read back parsed), JSON text on SQLite; see Dialect.readJson. */
-  json: unknown;
-  integer: number;
-  integerOrNull: number | null;
-  /** An ISO 8601 time in UTC with milliseconds (toISOString): nothing to escape either. */
-  time: string;
-  timeOrNull: string | null;
-  /** Ids of Plainbase's own; not a column of `records`. */
-  ids: string[];
-}
+import type { ColumnOf, FieldDefinition, FieldKind, Fields, NewRecord, RecordColumn, RecordData, RecordKey, RecordsTable, StoredKey, StoredTypes } from '../../db/record-fields.js';
+import { RECORD_FIELDS } from '../../db/record-fields.js';
 
-export type RecordData = Record<string, unknown>;
+export { RECORD_FIELDS };
+export type { ColumnOf, FieldKind, NewRecord, RecordColumn, RecordData, RecordKey, RecordsTable };
 
 /** The value of a field as the service shows it: stored types, with JSON parsed. */
 type ShownTypes = Omit<StoredTypes, 'json'> & { json: RecordData };
-
-export type FieldKind = keyof StoredTypes;
-
-/** What a new record is made of; each column takes one of these, or a constant (FieldDefinition.created). */
-export interface NewRecord {
-  id: string;
-  workspaceId: string;
-  collectionId: string;
-  /** The data as stored: writeJson's text. */
-  dataJson: string;
-  schemaVersion: number | null;
-  /** When it was created, as toISOString gives it. */
-  at: string;
-}
-
-interface FieldDefinition {
-  /** Its column in `records`, or null for a field the table does not hold. */
-  column: string | null;
-  kind: FieldKind;
-  /** A new record's value: the NewRecord property it comes from, or a constant. */
-  created?: keyof NewRecord | { value: number | null };
-  /**
-   * Known from the query's scope, so reads of a collection's records take it as an argument
-   * instead of selecting it once per row.
-   */
-  pinned?: true;
-}
-
-/**
- * Every field of a record. A new column goes here with its kind and its value in a new record,
- * then into the views that show it; its migration goes to src/db/migrations.
- */
-export const RECORD_FIELDS = {
-  id: { column: 'id', kind: 'id', created: 'id' },
-  /** The tenant: in the condition of every query, never shown. */
-  workspaceId: { column: 'workspace_id', kind: 'id', created: 'workspaceId' },
-  collectionId: { column: 'collection_id', kind: 'id', created: 'collectionId', pinned: true },
-  data: { column: 'data', kind: 'json', created: 'dataJson' },
-  schemaVersion: { column: 'schema_version', kind: 'integerOrNull', created: 'schemaVersion' },
-  /** Goes up by one on every change; quoted, it is the ETag. */
-  revision: { column: 'revision', kind: 'integer', created: { value: 1 } },
-  /** The attached files' ids, oldest attachment first: held by record_files (files/attached-files.ts). */
-  files: { column: null, kind: 'ids' },
-  createdAt: { column: 'created_at', kind: 'time', created: 'at' },
-  updatedAt: { column: 'updated_at', kind: 'time', created: 'at' },
-  trashedAt: { column: 'trashed_at', kind: 'timeOrNull', created: { value: null } },
-} as const satisfies Record<string, FieldDefinition>;
-
-type Fields = typeof RECORD_FIELDS;
-export type RecordKey = keyof Fields;
-/** The fields the table holds. */
-type StoredKey = { [K in RecordKey]: Fields[K]['column'] extends string ? K : never }[RecordKey];
-export type RecordColumn = Fields[StoredKey]['column'];
-/** The columns behind some fields (none for a field the table does not hold). */
-export type ColumnOf<K extends RecordKey> = K extends StoredKey ? Fields[K]['column'] : never;
-
-/** A row of `records` as Kysely reads and writes it (db/schema.ts). */
-export type RecordsTable = { -readonly [K in StoredKey as Fields[K]['column']]: StoredTypes[Fields[K]['kind']] };
 
 // ---------------------------------------------------------------------------------------------
 // Views: which fields are shown where, in the order they are written. Orders are part of the
