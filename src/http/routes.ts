@@ -8,6 +8,7 @@ import { registerListAuditLog } from './routes/audit-log/list-audit-log.js';
 import { registerAcceptInvite } from './routes/invites/accept-invite.js';
 import { registerCreateInvite } from './routes/invites/create-invite.js';
 import { registerListInvites } from './routes/invites/list-invites.js';
+import { registerPreviewInvite } from './routes/invites/preview-invite.js';
 import { registerRevokeInvite } from './routes/invites/revoke-invite.js';
 import { registerListMembers } from './routes/members/list-members.js';
 import { registerRemoveMember } from './routes/members/remove-member.js';
@@ -84,6 +85,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerCreateInvite,
   registerListInvites,
   registerRevokeInvite,
+  registerPreviewInvite,
   registerAcceptInvite,
   registerListAuditLog,
   registerGetMe,
