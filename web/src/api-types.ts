@@ -29,6 +29,10 @@ export type RecordIndex = ItemOf<'/v1/collections/{col}/indexes'>;
 export type StoredFile = ItemOf<'/v1/collections/{col}/files'>;
 export type ImportReport = Answer<'/v1/collections/{col}/import', 'post'>;
 
+// People
+/** What an invite link names before it is accepted. */
+export type InvitePreview = Answer<'/v1/invites/{token}', 'get'>;
+
 // Keys and service accounts
 export type ApiKey = ItemOf<'/v1/keys'>;
 export type ApiKeyWithSecret = Answer<'/v1/keys', 'post'>;

@@ -264,6 +264,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invites/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an invite by its token: which workspace, who invited, which email and role
+         * @description For the page that accepts an invite: answers what the link already grants and nothing more (no ids, no token). An unknown, used, revoked or expired token is 404 NOT_FOUND, the same answer accepting gives.
+         */
+        get: operations["invites.preview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invites/{token}/accept": {
         parameters: {
             query?: never;
@@ -1919,6 +1939,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "invites.preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaceName: string;
+                        /** @description Null when the person who invited no longer exists. */
+                        inviterName: string | null;
+                        email: string;
+                        role: "admin" | "editor" | "viewer";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        expiresAt: string;
+                    };
+                };
             };
             /** @description Default Response */
             "4XX": {
