@@ -342,7 +342,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Keys: an owner's or admin's list has every key of the workspace, anyone else's their own */
+        /** Keys, oldest first (?sort=-createdAt: newest first): an owner's or admin's list has every key of the workspace, anyone else's their own */
         get: operations["keys.list"];
         put?: never;
         /** Create an API key; its secret is in this response only */
@@ -447,7 +447,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List collections, oldest first; ?trashed=true lists the trash */
+        /** List collections, oldest first (?sort=-createdAt: newest first); ?trashed=true lists the trash */
         get: operations["collections.list"];
         put?: never;
         /** Create a collection (emits collection.created) */
@@ -698,7 +698,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A collection's files, oldest first, with how many records each is attached to */
+        /** A collection's files, oldest first (?sort=-createdAt: newest first), with how many records each is attached to */
         get: operations["files.list"];
         put?: never;
         /**
@@ -2226,6 +2226,8 @@ export interface operations {
     "keys.list": {
         parameters: {
             query?: {
+                /** @description createdAt: oldest first (the default); -createdAt: newest first. The cursor continues in the order it was made in. */
+                sort?: "createdAt" | "-createdAt";
                 limit?: number;
                 cursor?: string;
             };
@@ -2794,6 +2796,8 @@ export interface operations {
         parameters: {
             query?: {
                 trashed?: boolean;
+                /** @description createdAt: oldest first (the default); -createdAt: newest first. The cursor continues in the order it was made in. */
+                sort?: "createdAt" | "-createdAt";
                 limit?: number;
                 cursor?: string;
             };
@@ -4440,6 +4444,8 @@ export interface operations {
     "files.list": {
         parameters: {
             query?: {
+                /** @description createdAt: oldest first (the default); -createdAt: newest first. The cursor continues in the order it was made in. */
+                sort?: "createdAt" | "-createdAt";
                 limit?: number;
                 cursor?: string;
             };
