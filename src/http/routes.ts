@@ -26,6 +26,7 @@ import { registerGetRecord } from './routes/records/get-record.js';
 import { registerImportRecords } from './routes/records/import-records.js';
 import { registerRestoreRecord } from './routes/records/restore-record.js';
 import { registerMergeRecord, registerReplaceRecord } from './routes/records/update-record.js';
+import { registerCheckSchemaVersion } from './routes/schemas/check-schema-version.js';
 import { registerCreateSchemaVersion } from './routes/schemas/create-schema-version.js';
 import { registerGetSchemaVersion } from './routes/schemas/get-schema-version.js';
 import { registerListSchemaVersions } from './routes/schemas/list-schema-versions.js';
@@ -119,6 +120,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerListSchemaVersions,
   registerCreateSchemaVersion,
   registerGetSchemaVersion,
+  registerCheckSchemaVersion,
   registerActivateSchemaVersion,
   registerDeactivateSchemaVersion,
   registerUploadFile,

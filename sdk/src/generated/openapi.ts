@@ -639,6 +639,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collections/{col}/schemas/{version}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many of the collection's records a schema version would refuse
+         * @description Checks the live records, oldest first, against the version without changing anything: activating a version never re-checks stored records, so this tells beforehand how many would not match. At most 10,000 records or 2 seconds; `complete` is false when the check stopped before the last record, and the counts are then a lower bound.
+         */
+        get: operations["schemas.check"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/schemas/{version}/activate": {
         parameters: {
             query?: never;
@@ -4171,6 +4191,65 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "schemas.check": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        version: number;
+                        /** @description Live records looked at. */
+                        checked: number;
+                        /** @description Of those, how many the version would refuse. */
+                        notMatching: number;
+                        /** @description False when the limits stopped the check before the last record. */
+                        complete: boolean;
+                        /** @description Up to 5 records that would not match, each with its first failing field. */
+                        examples: {
+                            recordId: string;
+                            field: string;
+                            message: string;
+                        }[];
                     };
                 };
             };
