@@ -5809,6 +5809,8 @@ export interface operations {
             query?: {
                 /** @description all: the first refused row stops the import and nothing is kept. partial: refused rows are reported, the others kept. */
                 mode?: "all" | "partial";
+                /** @description CSV only: header columns to leave out of every record, comma separated; id,createdAt,updatedAt re-imports a CSV export as it is. */
+                skipColumns?: string;
             };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
