@@ -120,7 +120,7 @@ describe('dashboard: data without writing JSON', () => {
     const form = page.getByRole('form', { name: 'Attach portrait.txt to a record' });
     // Every record is offered, newest first; the search narrows them.
     await expect.poll(() => form.getByRole('radio').count()).toBe(4);
-    await expect.poll(() => form.locator('.record-choice').first().innerText()).toContain('"name":"Cy"');
+    await expect.poll(() => form.locator('.record-choice').first().innerText()).toContain('name: Cy · age: 40');
     await form.getByLabel('Find a record').fill('bo');
     await expect.poll(() => form.getByRole('radio').count()).toBe(1);
     await form.getByLabel('Find a record').fill('nobody');

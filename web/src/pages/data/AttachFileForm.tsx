@@ -8,7 +8,7 @@ import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { RecordItem, StoredFile } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
-import { recordSummary } from './record-summary.js';
+import { recordFieldsSummary } from './record-summary.js';
 
 const RECORD_ID = /^rec_[0-9a-z]{26}$/;
 /** How many records the picker shows at once: enough to scan, few enough to stay on screen. */
@@ -31,7 +31,7 @@ export function AttachFileForm(props: { collection: string; file: StoredFile; on
   );
 
   const needle = search.trim().toLowerCase();
-  const matching = needle === '' ? records.items : records.items.filter((record) => record.id.includes(needle) || JSON.stringify(record.data).toLowerCase().includes(needle));
+  const matching = needle === '' ? records.items : records.items.filter((record) => `${record.id} ${recordFieldsSummary(record, Infinity)}`.toLowerCase().includes(needle));
   const shown = matching.slice(0, SHOWN);
   const pastedId = RECORD_ID.test(search.trim()) && !records.items.some((record) => record.id === search.trim()) ? search.trim() : null;
 
@@ -60,7 +60,7 @@ export function AttachFileForm(props: { collection: string; file: StoredFile; on
         {shown.map((record) => (
           <label key={record.id} className="record-choice">
             <input type="radio" name={`${id}-record`} value={record.id} checked={recordId === record.id} onChange={() => setRecordId(record.id)} />
-            <span className="record-choice-text">{recordSummary(record, 80)}</span>
+            <span className="record-choice-text">{recordFieldsSummary(record, 100)}</span>
             <span className="muted">
               <code>{record.id}</code> · <Time value={record.createdAt} compact />
             </span>
