@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exampleRecord } from '../web/src/pages/data/example-record.js';
 import { filterFields } from '../web/src/pages/data/filter-fields.js';
+import { recordFieldsSummary } from '../web/src/pages/data/record-summary.js';
 import { fieldProblem, formFields } from '../web/src/pages/data/schema-form.js';
 import { newestFirst } from '../web/src/ui/newest-first.js';
 
@@ -63,5 +64,12 @@ describe('the record form made from a schema', () => {
   it('orders lists newest first', () => {
     const items = [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-03-01T00:00:00.000Z' }, { at: '2026-02-01T00:00:00.000Z' }];
     expect(newestFirst(items, (item) => item.at).map((item) => item.at.slice(5, 7))).toEqual(['03', '02', '01']);
+  });
+
+  it('names a record by its fields in words for the record picker, cut to a length', () => {
+    const record = (data: Record<string, unknown>) => ({ id: 'rec_x', collectionId: 'col_x', data, schemaVersion: null, files: [], createdAt: '', updatedAt: '', trashedAt: null }) as never;
+    expect(recordFieldsSummary(record({ name: 'Ada', age: 36, tags: ['a'], note: '' }), 100)).toBe('name: Ada · age: 36 · tags: ["a"] · note: ');
+    expect(recordFieldsSummary(record({}), 100)).toBe('(no fields)');
+    expect(recordFieldsSummary(record({ name: 'x'.repeat(50) }), 10)).toBe('name: xxxx…');
   });
 });

@@ -8,6 +8,7 @@ import { registerListAuditLog } from './routes/audit-log/list-audit-log.js';
 import { registerAcceptInvite } from './routes/invites/accept-invite.js';
 import { registerCreateInvite } from './routes/invites/create-invite.js';
 import { registerListInvites } from './routes/invites/list-invites.js';
+import { registerPreviewInvite } from './routes/invites/preview-invite.js';
 import { registerRevokeInvite } from './routes/invites/revoke-invite.js';
 import { registerListMembers } from './routes/members/list-members.js';
 import { registerRemoveMember } from './routes/members/remove-member.js';
@@ -25,6 +26,7 @@ import { registerGetRecord } from './routes/records/get-record.js';
 import { registerImportRecords } from './routes/records/import-records.js';
 import { registerRestoreRecord } from './routes/records/restore-record.js';
 import { registerMergeRecord, registerReplaceRecord } from './routes/records/update-record.js';
+import { registerCheckSchemaVersion } from './routes/schemas/check-schema-version.js';
 import { registerCreateSchemaVersion } from './routes/schemas/create-schema-version.js';
 import { registerGetSchemaVersion } from './routes/schemas/get-schema-version.js';
 import { registerListSchemaVersions } from './routes/schemas/list-schema-versions.js';
@@ -84,6 +86,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerCreateInvite,
   registerListInvites,
   registerRevokeInvite,
+  registerPreviewInvite,
   registerAcceptInvite,
   registerListAuditLog,
   registerGetMe,
@@ -117,6 +120,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerListSchemaVersions,
   registerCreateSchemaVersion,
   registerGetSchemaVersion,
+  registerCheckSchemaVersion,
   registerActivateSchemaVersion,
   registerDeactivateSchemaVersion,
   registerUploadFile,

@@ -250,7 +250,9 @@ describe('dashboard: data', () => {
     await row.getByRole('button', { name: 'Attach badge.txt to a record' }).click();
     const ada = await page.request.get(`/v1/collections/leads/records?filter=${encodeURIComponent('data.name = "Ada"')}`, { headers: { 'x-baas-workspace': d.owner.workspaceId } });
     const adaId = ((await ada.json()) as { data: { id: string }[] }).data[0]!.id;
-    await page.getByLabel('Record id').fill(adaId);
+    // The record is picked from the collection's records, found by its text.
+    await page.getByLabel('Find a record').fill('Ada');
+    await page.getByRole('radio', { name: new RegExp(adaId) }).check();
     await page.getByRole('button', { name: 'Attach', exact: true }).click();
     await hasText(page.getByRole('status'), `badge.txt is attached to record ${adaId}.`);
     await containsText(rowOf('badge.txt'), '1 record');

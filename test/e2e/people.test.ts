@@ -48,6 +48,9 @@ describe('people in the browser', () => {
   it('lets the invited person join as someone new, with only what a viewer may use', async () => {
     await guest.goto(inviteUrl);
     await guest.getByRole('heading', { name: 'You are invited' }).waitFor();
+    // The page names who invited, where to and as what, read from the link before accepting.
+    await guest.getByText(`${d.owner.name} invited you to default as a viewer.`).waitFor();
+    await guest.getByText(`The invite is for ${newcomer.email}`).waitFor();
     await guest.getByLabel('Your name').fill(newcomer.name);
     await guest.getByLabel('Choose a password').fill(newcomer.password);
     await d.shot('invite-accept', guest);
@@ -95,8 +98,15 @@ describe('people in the browser', () => {
     await page.getByRole('button', { name: 'Revoke the invite for never@example.com' }).click();
     const dialog = page.getByRole('dialog', { name: 'Revoke this invite?' });
     await expect(dialog.textContent()).resolves.toContain('never@example.com will stop working');
+    const revokedLink = await page.getByLabel('Invite link', { exact: true }).textContent();
     await dialog.getByRole('button', { name: 'Revoke invite' }).click();
     await page.getByText('No invites are waiting.').waitFor();
+    // The revoked link says it no longer works, and offers no form.
+    await guest.goto(revokedLink!);
+    await guest.getByText('This invite link is not valid').waitFor();
+    expect(await guest.getByRole('button', { name: 'Accept invite' }).count()).toBe(0);
+    await guest.goto('/members');
+    await guest.getByRole('heading', { name: 'People', level: 1 }).waitFor();
   });
 
   it('removes the member after a confirmation that names what they lose', async () => {

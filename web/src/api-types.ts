@@ -27,7 +27,13 @@ export type RecordData = RecordItem['data'];
 export type SchemaVersion = ItemOf<'/v1/collections/{col}/schemas'>;
 export type RecordIndex = ItemOf<'/v1/collections/{col}/indexes'>;
 export type StoredFile = ItemOf<'/v1/collections/{col}/files'>;
+/** How many stored records a schema version would refuse. */
+export type SchemaCheck = Answer<'/v1/collections/{col}/schemas/{version}/check', 'get'>;
 export type ImportReport = Answer<'/v1/collections/{col}/import', 'post'>;
+
+// People
+/** What an invite link names before it is accepted. */
+export type InvitePreview = Answer<'/v1/invites/{token}', 'get'>;
 
 // Keys and service accounts
 export type ApiKey = ItemOf<'/v1/keys'>;

@@ -270,6 +270,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invites/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an invite by its token: which workspace, who invited, which email and role
+         * @description For the page that accepts an invite: answers what the link already grants and nothing more (no ids, no token). An unknown, used, revoked or expired token is 404 NOT_FOUND, the same answer accepting gives.
+         */
+        get: operations["invites.preview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invites/{token}/accept": {
         parameters: {
             query?: never;
@@ -328,7 +348,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Keys: an owner's or admin's list has every key of the workspace, anyone else's their own */
+        /** Keys, oldest first (?sort=-createdAt: newest first): an owner's or admin's list has every key of the workspace, anyone else's their own */
         get: operations["keys.list"];
         put?: never;
         /** Create an API key; its secret is in this response only */
@@ -433,7 +453,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List collections, oldest first; ?trashed=true lists the trash */
+        /** List collections, oldest first (?sort=-createdAt: newest first); ?trashed=true lists the trash */
         get: operations["collections.list"];
         put?: never;
         /** Create a collection (emits collection.created) */
@@ -625,6 +645,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collections/{col}/schemas/{version}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many of the collection's records a schema version would refuse
+         * @description Checks the live records, oldest first, against the version without changing anything: activating a version never re-checks stored records, so this tells beforehand how many would not match. At most 10,000 records or 2 seconds; `complete` is false when the check stopped before the last record, and the counts are then a lower bound.
+         */
+        get: operations["schemas.check"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/schemas/{version}/activate": {
         parameters: {
             query?: never;
@@ -684,7 +724,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A collection's files, oldest first, with how many records each is attached to */
+        /** A collection's files, oldest first (?sort=-createdAt: newest first), with how many records each is attached to */
         get: operations["files.list"];
         put?: never;
         /**
@@ -2575,6 +2615,57 @@ export interface operations {
             };
         };
     };
+    "invites.preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaceName: string;
+                        /** @description Null when the person who invited no longer exists. */
+                        inviterName: string | null;
+                        email: string;
+                        role: "admin" | "editor" | "viewer";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "invites.accept": {
         parameters: {
             query?: never;
@@ -2939,6 +3030,8 @@ export interface operations {
     "keys.list": {
         parameters: {
             query?: {
+                /** @description createdAt: oldest first (the default); -createdAt: newest first. The cursor continues in the order it was made in. */
+                sort?: "createdAt" | "-createdAt";
                 limit?: number;
                 cursor?: string;
             };
@@ -3923,6 +4016,8 @@ export interface operations {
         parameters: {
             query?: {
                 trashed?: boolean;
+                /** @description createdAt: oldest first (the default); -createdAt: newest first. The cursor continues in the order it was made in. */
+                sort?: "createdAt" | "-createdAt";
                 limit?: number;
                 cursor?: string;
             };
@@ -6204,6 +6299,65 @@ export interface operations {
             };
         };
     };
+    "schemas.check": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        version: number;
+                        /** @description Live records looked at. */
+                        checked: number;
+                        /** @description Of those, how many the version would refuse. */
+                        notMatching: number;
+                        /** @description False when the limits stopped the check before the last record. */
+                        complete: boolean;
+                        /** @description Up to 5 records that would not match, each with its first failing field. */
+                        examples: {
+                            recordId: string;
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "schemas.activate": {
         parameters: {
             query?: never;
@@ -6633,6 +6787,8 @@ export interface operations {
     "files.list": {
         parameters: {
             query?: {
+                /** @description createdAt: oldest first (the default); -createdAt: newest first. The cursor continues in the order it was made in. */
+                sort?: "createdAt" | "-createdAt";
                 limit?: number;
                 cursor?: string;
             };
@@ -8694,6 +8850,8 @@ export interface operations {
             query?: {
                 /** @description all: the first refused row stops the import and nothing is kept. partial: refused rows are reported, the others kept. */
                 mode?: "all" | "partial";
+                /** @description CSV only: header columns to leave out of every record, comma separated; id,createdAt,updatedAt re-imports a CSV export as it is. */
+                skipColumns?: string;
             };
             header?: {
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */

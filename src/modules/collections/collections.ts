@@ -104,16 +104,17 @@ export const collectionInTrash = (name: string): AppError =>
 export async function listCollections(
   executor: Executor,
   workspaceId: string,
-  options: { trashed: boolean; limit: number; after?: string; onlyIds?: string[] },
+  options: { trashed: boolean; limit: number; after?: string; newestFirst?: boolean; onlyIds?: string[] },
 ): Promise<CollectionView[]> {
   let query = executor
     .selectFrom('collections')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('trashed_at', options.trashed ? 'is not' : 'is', null);
-  if (options.after) query = query.where('id', '>', options.after);
+  // `after` is the last id of the previous page, in the order asked for.
+  if (options.after) query = query.where('id', options.newestFirst ? '<' : '>', options.after);
   if (options.onlyIds) query = query.where('id', 'in', options.onlyIds.length ? options.onlyIds : ['']);
-  const rows = await query.orderBy('id').limit(rowLimit(options.limit)).execute();
+  const rows = await query.orderBy('id', options.newestFirst ? 'desc' : 'asc').limit(rowLimit(options.limit)).execute();
   return rows.map(toCollectionView);
 }
 

@@ -3,12 +3,12 @@ import { rowLimit } from '../../db/row-limit.js';
 import { findCollection } from '../collections/collections.js';
 import { toFileView, type FileView } from './files.js';
 
-/** A collection's files, oldest first, each with the number of records it is attached to. */
+/** A collection's files, oldest first (newest first if asked), each with the number of records it is attached to. */
 export async function listFiles(
   executor: Executor,
   workspaceId: string,
   idOrName: string,
-  options: { limit: number; after?: string },
+  options: { limit: number; after?: string; newestFirst?: boolean },
 ): Promise<(FileView & { attachedTo: number })[]> {
   const collection = await findCollection(executor, workspaceId, idOrName);
   let query = executor
@@ -19,7 +19,8 @@ export async function listFiles(
     )
     .where('files.workspace_id', '=', workspaceId)
     .where('files.collection_id', '=', collection.id);
-  if (options.after) query = query.where('files.id', '>', options.after);
-  const rows = await query.orderBy('files.id').limit(rowLimit(options.limit)).execute();
+  // `after` is the last id of the previous page, in the order asked for.
+  if (options.after) query = query.where('files.id', options.newestFirst ? '<' : '>', options.after);
+  const rows = await query.orderBy('files.id', options.newestFirst ? 'desc' : 'asc').limit(rowLimit(options.limit)).execute();
   return rows.map(({ attached_to, ...row }) => ({ ...toFileView(row), attachedTo: Number(attached_to ?? 0) }));
 }

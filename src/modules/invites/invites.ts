@@ -98,6 +98,41 @@ export async function revokeInvite(deps: Deps, workspaceId: string, actor: Actor
   });
 }
 
+/** What the person holding an invite link may see before accepting it: nothing more than the link grants. */
+export interface InvitePreview {
+  workspaceName: string;
+  /** The inviter's name, or null when the person who invited has since left the service. */
+  inviterName: string | null;
+  email: string;
+  role: Exclude<Role, 'owner'>;
+  expiresAt: string;
+}
+
+const INVALID_LINK = 'This invite link is not valid: it was used, revoked or has expired.';
+
+/**
+ * An invite read by its token, for the page that accepts it. Looked up by the token's hash, as
+ * accepting does, so the stored hashes answer no timing question about a guessed token; a used,
+ * revoked, expired or unknown token is the same NOT_FOUND as accepting gives.
+ */
+export async function previewInvite(deps: Deps, token: string): Promise<InvitePreview> {
+  const row = await deps.db
+    .selectFrom('invites')
+    .innerJoin('workspaces', 'workspaces.id', 'invites.workspace_id')
+    .leftJoin('people', 'people.id', 'invites.invited_by')
+    .select(['invites.email', 'invites.role', 'invites.expires_at', 'invites.accepted_at', 'workspaces.name as workspace_name', 'people.name as inviter_name'])
+    .where('invites.token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row || row.accepted_at !== null || row.expires_at <= deps.clock.now().toISOString()) throw new AppError('NOT_FOUND', INVALID_LINK);
+  return {
+    workspaceName: row.workspace_name,
+    inviterName: row.inviter_name ?? null,
+    email: row.email,
+    role: row.role as Exclude<Role, 'owner'>,
+    expiresAt: row.expires_at,
+  };
+}
+
 /**
  * Accepts an invite by its token. Someone new gives a name and a password; someone who already
  * has an account proves it with their password. Either way they are signed in.
@@ -111,7 +146,7 @@ export async function acceptInvite(
   const now = deps.clock.now();
   const invite = await deps.db.selectFrom('invites').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
   if (!invite || invite.accepted_at !== null || invite.expires_at <= now.toISOString()) {
-    throw new AppError('NOT_FOUND', 'This invite link is not valid: it was used, revoked or has expired.');
+    throw new AppError('NOT_FOUND', INVALID_LINK);
   }
 
   const existing = await findPersonByEmail(deps.db, invite.email);

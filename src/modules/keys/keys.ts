@@ -166,12 +166,13 @@ async function resolveCollectionIds(executor: Executor, workspaceId: string, ref
   return ids;
 }
 
-export async function listKeys(deps: Deps, manager: KeyManager, options: { limit: number; after?: string }): Promise<KeyView[]> {
+export async function listKeys(deps: Deps, manager: KeyManager, options: { limit: number; after?: string; newestFirst?: boolean }): Promise<KeyView[]> {
   let query = deps.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', manager.workspaceId);
   if (!manager.managesAll) query = query.where('created_by', '=', manager.personId).where('service_account_id', 'is', null);
-  if (options.after) query = query.where('id', '>', options.after);
+  // `after` is the last id of the previous page, in the order asked for.
+  if (options.after) query = query.where('id', options.newestFirst ? '<' : '>', options.after);
   const now = deps.clock.now();
-  return (await query.orderBy('id').limit(rowLimit(options.limit)).execute()).map((row) => toKeyView(row, now));
+  return (await query.orderBy('id', options.newestFirst ? 'desc' : 'asc').limit(rowLimit(options.limit)).execute()).map((row) => toKeyView(row, now));
 }
 
 /**

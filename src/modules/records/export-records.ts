@@ -203,23 +203,24 @@ function parseFields(text: string): DataColumn[] {
 
 /**
  * The data columns when ?fields= is not given: the top-level properties of the active schema
- * version, in its order; with no schema (or one without properties), every top-level key found
- * in the exported records, sorted (jsonb does not keep key order, so order of appearance would
- * differ between engines). That takes a first pass over the same snapshot, so the columns fit
- * exactly the rows that follow.
+ * version, in its order, then every other top-level key found in the exported records, sorted
+ * (jsonb does not keep key order, so order of appearance would differ between engines). Records
+ * may hold fields the schema does not name (it allows them, or they were stored before it was
+ * active): a column each, so that no field is lost. Finding them takes a first pass over the same
+ * snapshot, so the columns fit exactly the rows that follow.
  */
 async function defaultColumns(scope: ExportScope): Promise<DataColumn[]> {
   const version = scope.collection.active_schema_version;
+  const named: string[] = [];
   if (version !== null) {
     const { schema } = await getSchemaVersion(scope.executor, scope.collection.workspace_id, scope.collection.id, version);
     const properties = schema.properties;
-    if (typeof properties === 'object' && properties !== null && Object.keys(properties).length > 0) {
-      return Object.keys(properties).map((key) => ({ header: key, path: [key] }));
-    }
+    if (typeof properties === 'object' && properties !== null) named.push(...Object.keys(properties));
   }
-  const keys = new Set<string>();
+  const found = new Set<string>();
   for await (const rows of recordPages(scope)) {
-    for (const row of rows) for (const key of Object.keys(scope.dialect.readJson(row.data) as object)) keys.add(key);
+    for (const row of rows) for (const key of Object.keys(scope.dialect.readJson(row.data) as object)) found.add(key);
   }
-  return [...keys].sort().map((key) => ({ header: key, path: [key] }));
+  for (const key of named) found.delete(key);
+  return [...named, ...[...found].sort()].map((key) => ({ header: key, path: [key] }));
 }

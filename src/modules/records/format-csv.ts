@@ -12,21 +12,25 @@ const NEEDS_QUOTES = /[",\r\n]/;
 const FORMULA_START = /^[=+\-@\t\r]/;
 const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-export function csvLine(cells: readonly string[]): string {
+/** A null cell is left empty; an empty string is written `""`, so an import tells the two apart. */
+export function csvLine(cells: readonly (string | null)[]): string {
   return `${cells.map(csvCell).join(',')}\r\n`;
 }
 
-function csvCell(text: string): string {
+function csvCell(text: string | null): string {
+  if (text === null) return '';
+  if (text === '') return '""';
   const safe = FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
   return NEEDS_QUOTES.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /**
- * The text of a JSON value in a cell: strings as they are, numbers and booleans as JSON writes
- * them, objects and arrays as JSON text; missing and null leave the cell empty.
+ * The text of a JSON value in a cell: strings as they are (the empty string too, which csvLine
+ * quotes), numbers and booleans as JSON writes them, objects and arrays as JSON text; missing and
+ * null are null, an empty cell.
  */
-export function cellText(value: unknown): string {
-  if (value === undefined || value === null) return '';
+export function cellText(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);

@@ -29,6 +29,8 @@ export interface ImportInput {
   mode: ImportMode;
   /** The body as it arrives: read once, in order, never held whole. */
   body: AsyncIterable<Buffer | string> | Iterable<Buffer | string>;
+  /** CSV only: columns of the header to leave out (an export's id, createdAt, updatedAt). */
+  skipColumns?: readonly string[];
 }
 
 export interface RejectedRow {
@@ -85,7 +87,7 @@ async function importSpooled(deps: Deps, context: CollectionContext, idOrName: s
   return deps.db.transaction().execute(async (trx) => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const check = await recordChecker(trx, collection);
-    const rows = await parseBody(trx, collection, input.format, body, deps.config);
+    const rows = await parseBody(trx, collection, input, body, deps.config);
     const unit = input.format === 'json' ? 'Item' : 'Line';
     const report: ImportReport = { imported: 0, rejected: [], rejectedCount: 0 };
     const batch = recordBatch(trx, collection, now);
@@ -126,10 +128,10 @@ async function importSpooled(deps: Deps, context: CollectionContext, idOrName: s
   });
 }
 
-async function parseBody(executor: Executor, collection: CollectionsTable, format: ImportFormat, chunks: AsyncIterable<Buffer>, config: Config): Promise<AsyncIterable<ImportRow>> {
+async function parseBody(executor: Executor, collection: CollectionsTable, input: ImportInput, chunks: AsyncIterable<Buffer>, config: Config): Promise<AsyncIterable<ImportRow>> {
   // One record is held to the limit of a single JSON request body, however it arrives.
   const maxRecordBytes = config.bodyLimitBytes;
-  switch (format) {
+  switch (input.format) {
     case 'ndjson':
       return parseNdjson(chunks, { maxLineBytes: maxRecordBytes });
     case 'json':
@@ -137,7 +139,7 @@ async function parseBody(executor: Executor, collection: CollectionsTable, forma
     case 'csv': {
       const version = collection.active_schema_version;
       const schema = version === null ? null : (await getSchemaVersion(executor, collection.workspace_id, collection.id, version)).schema;
-      return parseCsv(chunks, { cellTypes: csvCellTypes(schema), maxRowBytes: maxRecordBytes });
+      return parseCsv(chunks, { cellTypes: csvCellTypes(schema), maxRowBytes: maxRecordBytes, skipColumns: new Set(input.skipColumns ?? []) });
     }
   }
 }

@@ -15,6 +15,8 @@ export interface CsvOptions {
   cellTypes: ReadonlyMap<string, CellType>;
   /** A longer row stops the import: past it, where rows begin is no longer known. */
   maxRowBytes: number;
+  /** Columns the header must have that are left out of every record (an export's id, createdAt, updatedAt). */
+  skipColumns?: ReadonlySet<string>;
 }
 
 /**
@@ -40,9 +42,16 @@ export function csvCellTypes(schema: Record<string, unknown> | null): Map<string
 }
 
 /**
+ * A quoted empty cell (`""`), told apart from an empty one: in a text column it is the empty
+ * string, where an empty cell leaves the field out. The export writes them so (format-csv.ts).
+ */
+const QUOTED_EMPTY = Symbol('quoted empty cell');
+type Cell = string | typeof QUOTED_EMPTY;
+
+/**
  * Reads CSV (RFC 4180: comma separated, `"` quotes, `""` inside quotes, `\n` or `\r\n`) with
  * csv-parse as it streams. The first row names the fields; each later row becomes one record's
- * data, an empty cell leaving its field out. `line` is the physical line where the row starts
+ * data, an empty cell leaving its field out (a quoted empty one is the empty string). `line` is the physical line where the row starts
  * (a quoted cell may span lines). A quoting error stops the import in every mode: after it,
  * where rows begin and end can no longer be trusted.
  */
@@ -54,15 +63,16 @@ export async function* parseCsv(chunks: AsyncIterable<Buffer>, options: CsvOptio
     relax_column_count: true, // a row with a wrong number of cells is refused here, on its own
     skip_empty_lines: true,
     max_record_size: options.maxRowBytes,
+    cast: (value, context) => (value === '' && context.quoting ? (QUOTED_EMPTY as unknown as string) : value),
   });
   pipeline(Readable.from(utf8Checked(chunks)), parser, () => undefined);
 
   let header: string[] | null = null;
   try {
-    for await (const entry of parser as AsyncIterable<{ record: string[]; info: { lines: number }; raw: string }>) {
+    for await (const entry of parser as AsyncIterable<{ record: Cell[]; info: { lines: number }; raw: string }>) {
       const line = startLine(entry.info.lines, entry.raw);
-      if (!header) header = readHeader(entry.record);
-      else yield toRow(entry.record, line, header, options.cellTypes);
+      if (!header) header = readHeader(entry.record, options.skipColumns);
+      else yield toRow(entry.record, line, header, options.cellTypes, options.skipColumns);
     }
   } catch (error) {
     throw error instanceof CsvError ? csvSyntaxError(error, options) : error;
@@ -80,8 +90,8 @@ function startLine(endLine: number, raw: string): number {
   return endLine - inner;
 }
 
-function readHeader(cells: string[]): string[] {
-  const names = cells.map((cell) => cell.trim());
+function readHeader(cells: Cell[], skipColumns: ReadonlySet<string> | undefined): string[] {
+  const names = cells.map((cell) => (cell === QUOTED_EMPTY ? '' : cell.trim()));
   const seen = new Set<string>();
   names.forEach((name, index) => {
     if (name === '') throw headerError(`column ${index + 1} of the header row has no name`);
@@ -90,13 +100,16 @@ function readHeader(cells: string[]): string[] {
     if (seen.has(name)) throw headerError(`the header row names "${name}" twice`);
     seen.add(name);
   });
+  for (const name of skipColumns ?? []) {
+    if (!seen.has(name)) throw headerError(`skipColumns names "${name}", which the header row does not have`);
+  }
   return names;
 }
 
 const headerError = (reason: string) =>
   new AppError('INVALID_REQUEST', `Line 1: ${reason}; the first row must name each column once.`, { line: 1, errors: [{ message: reason }] });
 
-function toRow(cells: string[], line: number, header: string[], cellTypes: ReadonlyMap<string, CellType>): ImportRow {
+function toRow(cells: Cell[], line: number, header: string[], cellTypes: ReadonlyMap<string, CellType>, skipColumns: ReadonlySet<string> | undefined): ImportRow {
   if (cells.length !== header.length) {
     return { line, error: rowError('INVALID_REQUEST', `The row has ${cells.length} cells; the header has ${header.length}.`) };
   }
@@ -106,7 +119,13 @@ function toRow(cells: string[], line: number, header: string[], cellTypes: Reado
     const cell = cells[index]!;
     if (cell === '') continue;
     const name = header[index]!;
+    if (skipColumns?.has(name)) continue;
     const type = cellTypes.get(name);
+    if (cell === QUOTED_EMPTY) {
+      // Only text can be empty; a typed column leaves the field out, as for an empty cell.
+      if (type === undefined) data[name] = '';
+      continue;
+    }
     if (type === undefined) {
       data[name] = cell;
       continue;

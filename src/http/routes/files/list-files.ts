@@ -3,6 +3,7 @@ import { listFiles } from '../../../modules/files/list-files.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
+import { CreatedAtSort, isNewestFirst } from '../../created-order.js';
 import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, Paging } from '../../schemas.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
@@ -16,10 +17,10 @@ export const registerListFiles: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/files', {
     config: { operation: 'files.list', access: needs('files:read') },
     schema: {
-      summary: "A collection's files, oldest first, with how many records each is attached to",
+      summary: "A collection's files, oldest first (?sort=-createdAt: newest first), with how many records each is attached to",
       tags: ['files'],
       params: CollectionParams,
-      querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
+      querystring: Type.Object({ sort: CreatedAtSort, ...Paging }, { additionalProperties: false }),
       response: {
         200: listOf(Type.Object(
           { ...FileBody.properties, attachedTo: Type.Integer({ description: 'How many records it is attached to.' }) },
@@ -28,9 +29,9 @@ export const registerListFiles: RegisterRoute = (app, deps) =>
       },
     },
     handler: async (request) => {
-      const { limit = 50, cursor } = request.query;
+      const { limit = 50, cursor, sort } = request.query;
       const after = decodeCursor(cursor, idPosition('fil'));
-      const rows = await listFiles(deps.db, inWorkspace(request).workspaceId, request.params.col, { limit: limit + 1, after });
+      const rows = await listFiles(deps.db, inWorkspace(request).workspaceId, request.params.col, { limit: limit + 1, after, newestFirst: isNewestFirst(sort) });
       return page(rows, limit, (row) => row.id);
     },
   });

@@ -5,6 +5,7 @@ import type { RegisterRoute } from '../../app-type.js';
 import { requestMeta } from '../../request-meta.js';
 import { DisplayName, Password, ResponseHeaders, SessionBody, withHeaders } from '../../schemas.js';
 import { sessionBody, setSessionCookie } from '../../session-cookie.js';
+import { InviteTokenParams } from './invite-schema.js';
 
 export const registerAcceptInvite: RegisterRoute = (app, deps) =>
   app.post('/v1/invites/:token/accept', {
@@ -13,7 +14,7 @@ export const registerAcceptInvite: RegisterRoute = (app, deps) =>
     schema: {
       summary: 'Accept an invite: a new person gives name and password, an existing one their password; signs in',
       tags: ['members'],
-      params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
+      params: InviteTokenParams,
       body: Type.Object({ name: Type.Optional(DisplayName), password: Password }, { additionalProperties: false, examples: [{ name: 'Grace Hopper', password: 'correct horse battery staple' }] }),
       response: { 200: withHeaders(SessionBody, { 'Set-Cookie': ResponseHeaders.setSession }) },
     },

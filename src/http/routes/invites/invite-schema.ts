@@ -23,3 +23,6 @@ export const Invite = Type.Object({
   token: Type.Optional(Type.String({ description: 'Only in the creating response.' })),
   url: Type.Optional(Type.String({ description: 'The link to pass to the invited person; only in the creating response.' })),
 }, { examples: [INVITE_EXAMPLE] });
+
+/** The invite's token as the credential in the path (accepting and reading the invite). */
+export const InviteTokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) });

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { AppError } from '../../../errors.js';
+import { AppError, invalidRequest } from '../../../errors.js';
 import { importRecords, importTooLarge, MAX_REPORTED_REJECTIONS, type ImportFormat } from '../../../modules/records/import-records.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
@@ -40,6 +40,10 @@ const ImportQuery = Type.Object(
     mode: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('partial')], {
       default: 'all',
       description: 'all: the first refused row stops the import and nothing is kept. partial: refused rows are reported, the others kept.',
+    })),
+    skipColumns: Type.Optional(Type.String({
+      maxLength: 2000,
+      description: 'CSV only: header columns to leave out of every record, comma separated; id,createdAt,updatedAt re-imports a CSV export as it is.',
     })),
   },
   { additionalProperties: false },
@@ -97,11 +101,14 @@ export const registerImportRecords: RegisterRoute = (app, deps) =>
         const body = request.body as Readable | undefined;
         try {
           const format = formatOf(request.headers['content-type']);
+          const skipColumns = columnList(request.query.skipColumns);
+          if (skipColumns && format !== 'csv') throw invalidRequest('skipColumns leaves out columns of a CSV import; send text/csv.', { field: 'querystring.skipColumns' });
           const declared = Number(request.headers['content-length']);
           if (declared > deps.config.importLimitBytes) throw importTooLarge(deps.config.importLimitBytes);
           return await importRecords(deps, collectionContext(request), request.params.col, {
             format,
             mode: request.query.mode ?? 'all',
+            ...(skipColumns ? { skipColumns } : {}),
             // The import may stop before the end of the body; destroying the request then would
             // reset the connection before the client reads why.
             body: body ? { [Symbol.asyncIterator]: () => body.iterator({ destroyOnReturn: false }) } : [],
@@ -118,6 +125,12 @@ export const registerImportRecords: RegisterRoute = (app, deps) =>
       },
     });
   });
+
+/** `id, createdAt,updatedAt` → the names; nothing, or only commas and spaces, is no list. */
+function columnList(text: string | undefined): string[] | undefined {
+  const names = (text ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+  return names.length > 0 ? names : undefined;
+}
 
 function formatOf(contentType: string | undefined): ImportFormat {
   const [mediaType = '', ...parameters] = (contentType ?? '').split(';').map((part) => part.trim().toLowerCase());

@@ -1,11 +1,13 @@
+import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ApiError, fieldError } from '../../api.js';
 import { navigate, useRoute, useTitle } from '../../router.js';
-import type { SessionBody } from '../../api-types.js';
+import type { InvitePreview, SessionBody } from '../../api-types.js';
 import { useAuth } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
+import { Time } from '../../ui/Time.js';
 import { PASSWORD_HINT } from './password-hint.js';
 
 /**
@@ -21,6 +23,12 @@ export function InvitePage(): React.JSX.Element {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // Read without a session (the token is the credential), so outside the workspace's cache keys.
+  const preview = useQuery({
+    queryKey: ['invite', token],
+    queryFn: ({ signal }) => api<InvitePreview>('GET', `/v1/invites/${encodeURIComponent(token)}`, undefined, signal),
+    retry: false,
+  });
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -42,8 +50,8 @@ export function InvitePage(): React.JSX.Element {
     <div className="card">
       <p className="brand-title">Plainbase</p>
       <h1>You are invited</h1>
-      <p>Accept to join the workspace you were invited to.</p>
-      <form onSubmit={(event) => void submit(event)} noValidate>
+      <InviteSummary preview={preview.data} error={preview.error} loading={preview.isPending} />
+      {preview.isError ? null : <form onSubmit={(event) => void submit(event)} noValidate>
         <fieldset className="choice">
           <legend>Do you have a Plainbase account with the invited email?</legend>
           <label>
@@ -73,7 +81,24 @@ export function InvitePage(): React.JSX.Element {
         </Field>
         <ErrorText error={error} />
         <FormActions label="Accept invite" busyLabel="Joining…" busy={busy} />
-      </form>
+      </form>}
     </div>
+  );
+}
+
+/** Who invited whom to which workspace, or why the link no longer works. */
+function InviteSummary({ preview, error, loading }: { preview: InvitePreview | undefined; error: unknown; loading: boolean }): React.JSX.Element {
+  if (loading) return <p>Reading the invite…</p>;
+  if (!preview) return <ErrorText error={error} />;
+  const inviter = preview.inviterName ?? 'Someone';
+  return (
+    <>
+      <p className="invite-summary">
+        {inviter} invited you to <strong>{preview.workspaceName}</strong> as {preview.role === 'admin' ? 'an' : 'a'} <strong>{preview.role}</strong>.
+      </p>
+      <p>
+        The invite is for {preview.email}, and works until <Time value={preview.expiresAt} />.
+      </p>
+    </>
   );
 }

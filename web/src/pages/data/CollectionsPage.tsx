@@ -17,7 +17,7 @@ export function CollectionsPage() {
   useTitle('Collections');
   const session = useSession();
   const collections = usePagedQuery<Collection>(['/v1/collections', 'paged'], (cursor, signal) =>
-    api<Page<Collection>>('GET', withCursor('/v1/collections?limit=100', cursor), undefined, signal),
+    api<Page<Collection>>('GET', withCursor('/v1/collections?sort=-createdAt&limit=100', cursor), undefined, signal),
   );
   const [trashing, setTrashing] = useState<Collection | null>(null);
   const [notice, setNotice] = useState('');

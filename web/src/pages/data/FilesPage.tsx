@@ -23,7 +23,7 @@ export function FilesPage() {
   useTitle(`${name}: files`);
   const session = useSession();
   const files = usePagedQuery<StoredFile>([collectionPath(name, 'files')], (cursor, signal) =>
-    api<Page<StoredFile>>('GET', withCursor(`${collectionPath(name, 'files')}?limit=100`, cursor), undefined, signal),
+    api<Page<StoredFile>>('GET', withCursor(`${collectionPath(name, 'files')}?sort=-createdAt&limit=100`, cursor), undefined, signal),
   );
   const [attaching, setAttaching] = useState<StoredFile | null>(null);
   const [deleting, setDeleting] = useState<StoredFile | null>(null);

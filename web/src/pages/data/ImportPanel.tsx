@@ -22,6 +22,17 @@ const FORMAT_WORDS: Record<Format, string> = {
   csv: 'CSV: a header row of field names, then one row per record',
 };
 
+/** The columns a CSV export starts with: not record data, so a re-import leaves them out. */
+const EXPORT_COLUMNS = ['id', 'createdAt', 'updatedAt'];
+
+/** Whether a CSV file begins with the export's own columns (read from its first bytes only). */
+async function startsLikeAnExport(file: File): Promise<boolean> {
+  const head = await file.slice(0, 4096).text();
+  const firstLine = head.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '';
+  const names = firstLine.split(',').map((name) => name.trim());
+  return EXPORT_COLUMNS.every((name, index) => names[index] === name);
+}
+
 function formatOfName(name: string): Format | null {
   const lower = name.toLowerCase();
   if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
@@ -40,6 +51,9 @@ export function ImportPanel(props: { collection: string; onImported: () => void 
   const [file, setFile] = useState<File | null>(null);
   const [format, setFormat] = useState<Format>('ndjson');
   const [mode, setMode] = useState<'partial' | 'all'>('partial');
+  /** Set when the chosen CSV file is an export: offers to leave its id and time columns out. */
+  const [fromExport, setFromExport] = useState(false);
+  const [skipExportColumns, setSkipExportColumns] = useState(true);
   const [progress, setProgress] = useState<number | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -50,6 +64,9 @@ export function ImportPanel(props: { collection: string; onImported: () => void 
     setError(null);
     const guessed = chosen ? formatOfName(chosen.name) : null;
     if (guessed) setFormat(guessed);
+    setFromExport(false);
+    setSkipExportColumns(true);
+    if (chosen && guessed === 'csv') void startsLikeAnExport(chosen).then(setFromExport, () => setFromExport(false));
   }
 
   async function submit(event: FormEvent) {
@@ -59,7 +76,9 @@ export function ImportPanel(props: { collection: string; onImported: () => void 
     setReport(null);
     setProgress(0);
     try {
-      const answer = await upload<ImportReport>(`${collectionPath(props.collection, 'import')}?mode=${mode}`, file, CONTENT_TYPES[format], setProgress);
+      const query = new URLSearchParams({ mode });
+      if (format === 'csv' && fromExport && skipExportColumns) query.set('skipColumns', EXPORT_COLUMNS.join(','));
+      const answer = await upload<ImportReport>(`${collectionPath(props.collection, 'import')}?${query}`, file, CONTENT_TYPES[format], setProgress);
       setReport(answer);
       if (answer.imported > 0) props.onImported();
     } catch (caught) {
@@ -84,6 +103,12 @@ export function ImportPanel(props: { collection: string; onImported: () => void 
             ))}
           </select>
         </Field>
+        {format === 'csv' && fromExport ? (
+          <label className="check">
+            <input type="checkbox" checked={skipExportColumns} onChange={(event) => setSkipExportColumns(event.target.checked)} disabled={uploading} /> Leave out the
+            id, createdAt and updatedAt columns (this file is an export; the records get new ones)
+          </label>
+        ) : null}
         <fieldset className="inline-options" disabled={uploading}>
           <legend>When a row is refused</legend>
           <label className="check">

@@ -15,8 +15,17 @@ const STARTER = {
   required: ['name'],
 };
 
-/** Writes a new schema version (JSON Schema 2020-12) in a JSON editor; it starts as a draft unless "activate" is ticked. */
-export function SchemaVersionForm(props: { collection: string; startFrom: Record<string, unknown> | null; onCreated: (version: SchemaVersion) => void; onCancel: () => void }) {
+/**
+ * Writes a new schema version (JSON Schema 2020-12) in a JSON editor. It is saved as a draft;
+ * with "activate" ticked, the page then activates it the way its Activate button does (warning
+ * first when stored records would not match).
+ */
+export function SchemaVersionForm(props: {
+  collection: string;
+  startFrom: Record<string, unknown> | null;
+  onCreated: (version: SchemaVersion, activate: boolean) => void;
+  onCancel: () => void;
+}) {
   const id = useId();
   const [text, setText] = useState(() => `${JSON.stringify(props.startFrom ?? STARTER, null, 2)}\n`);
   const [activate, setActivate] = useState(true);
@@ -41,9 +50,8 @@ export function SchemaVersionForm(props: { collection: string; startFrom: Record
     }
     setBusy(true);
     try {
-      let version = await api<SchemaVersion>('POST', collectionPath(props.collection, 'schemas'), { schema });
-      if (activate) version = await api<SchemaVersion>('POST', collectionPath(props.collection, 'schemas', String(version.version), 'activate'));
-      props.onCreated(version);
+      const version = await api<SchemaVersion>('POST', collectionPath(props.collection, 'schemas'), { schema });
+      props.onCreated(version, activate);
     } catch (caught) {
       setError(caught);
     } finally {

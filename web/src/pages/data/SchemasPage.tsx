@@ -8,7 +8,7 @@ import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { SchemaVersionForm } from './SchemaVersionForm.js';
-import type { SchemaVersion } from '../../api-types.js';
+import type { SchemaCheck, SchemaVersion } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
 import './data.css';
 
@@ -27,6 +27,8 @@ export function SchemasPage() {
   const versions = useApiQuery([collectionPath(name, 'schemas')], (signal): Promise<Page<SchemaVersion>> => loadAll<SchemaVersion>(collectionPath(name, 'schemas'), signal).then((data) => ({ data, nextCursor: null })));
   const [creating, setCreating] = useState(false);
   const [switchingOff, setSwitchingOff] = useState<SchemaVersion | null>(null);
+  /** A version that stored records would not match, waiting for the person to confirm activating it. */
+  const [confirming, setConfirming] = useState<{ version: SchemaVersion; check: SchemaCheck } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [activating, setActivating] = useState(false);
   const [notice, setNotice] = useState('');
@@ -35,18 +37,29 @@ export function SchemasPage() {
   const list = versions.data?.data ?? [];
   const active = list.find((version) => version.state === 'active');
 
-  async function activate(version: SchemaVersion) {
+  /**
+   * Activating never re-checks stored records, so first count those the version would refuse:
+   * none, and it is activated at once; some, and the person is asked, with the count.
+   */
+  async function askActivate(version: SchemaVersion) {
     setError(null);
     setActivating(true);
     try {
-      await api('POST', collectionPath(name, 'schemas', String(version.version), 'activate'));
-      setNotice('');
-      await versions.reload();
+      const check = await api<SchemaCheck>('GET', collectionPath(name, 'schemas', String(version.version), 'check'));
+      if (check.notMatching > 0 || !check.complete) setConfirming({ version, check });
+      else await activate(version);
     } catch (caught) {
       setError(caught);
     } finally {
       setActivating(false);
     }
+  }
+
+  async function activate(version: SchemaVersion) {
+    await api('POST', collectionPath(name, 'schemas', String(version.version), 'activate'));
+    setConfirming(null);
+    setNotice('');
+    await versions.reload();
   }
 
   async function switchOff(version: SchemaVersion) {
@@ -83,10 +96,11 @@ export function SchemasPage() {
           collection={name}
           startFrom={list[0]?.schema ?? null}
           onCancel={() => setCreating(false)}
-          onCreated={(version) => {
+          onCreated={(version, andActivate) => {
             setCreating(false);
-            setNotice(version.state === 'active' ? '' : `Version ${version.version} is saved as a draft.`);
+            setNotice(`Version ${version.version} is saved as a draft.`);
             void versions.reload();
+            if (andActivate) void askActivate(version);
           }}
         />
       ) : null}
@@ -101,7 +115,7 @@ export function SchemasPage() {
               {canWrite ? (
                 <span className="row-actions">
                   {version.state !== 'active' ? (
-                    <button type="button" onClick={() => void activate(version)} disabled={activating} aria-busy={activating} aria-label={`Activate version ${version.version}`}>
+                    <button type="button" onClick={() => void askActivate(version)} disabled={activating} aria-busy={activating} aria-label={`Activate version ${version.version}`}>
                       Activate
                     </button>
                   ) : (
@@ -120,6 +134,14 @@ export function SchemasPage() {
         ))}
       </ol>
       <ConfirmDialog
+        open={confirming !== null}
+        title={`Activate version ${confirming?.version.version ?? ''}?`}
+        message={confirming ? <MismatchWarning check={confirming.check} collection={name} /> : null}
+        confirmLabel="Activate anyway"
+        onConfirm={() => (confirming ? activate(confirming.version) : undefined)}
+        onCancel={() => setConfirming(null)}
+      />
+      <ConfirmDialog
         open={switchingOff !== null}
         title={`Switch off version ${switchingOff?.version ?? ''}?`}
         message="No schema will be enforced until you activate one: any JSON object will be accepted as a record. Records already stored do not change."
@@ -129,5 +151,28 @@ export function SchemasPage() {
         onCancel={() => setSwitchingOff(null)}
       />
     </div>
+  );
+}
+
+/** How many stored records the version would refuse, and the first few with their reason. */
+function MismatchWarning({ check, collection }: { check: SchemaCheck; collection: string }): React.JSX.Element {
+  const counted = check.complete ? `${check.checked}` : `the first ${check.checked}`;
+  return (
+    <>
+      <p>
+        {check.notMatching === 1 ? '1 record' : `${check.notMatching} records`} of {counted} in {collection} would not match version {check.version}
+        {check.complete ? '' : ' (the check stopped there; there may be more)'}. They stay as they are, but each must be fixed to match before it
+        can be changed again.
+      </p>
+      {check.examples.length > 0 ? (
+        <ul className="mismatch-examples" aria-label="Records that would not match">
+          {check.examples.map((example) => (
+            <li key={example.recordId}>
+              <code>{example.recordId}</code>: {example.field} {example.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </>
   );
 }

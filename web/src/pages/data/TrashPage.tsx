@@ -24,7 +24,7 @@ export function TrashPage() {
   useTitle('Trash');
   const session = useSession();
   const trash = usePagedQuery<Collection>(['/v1/collections', 'trashed'], (cursor, signal) =>
-    api<Page<Collection>>('GET', withCursor('/v1/collections?trashed=true&limit=100', cursor), undefined, signal),
+    api<Page<Collection>>('GET', withCursor('/v1/collections?trashed=true&sort=-createdAt&limit=100', cursor), undefined, signal),
   );
   const [purging, setPurging] = useState<{ collection: Collection; contents: Contents } | null>(null);
   const [error, setError] = useState<unknown>(null);

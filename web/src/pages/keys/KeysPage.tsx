@@ -30,7 +30,7 @@ interface Names {
 export function KeysPage(): React.JSX.Element {
   useTitle('API keys');
   const session = useSession();
-  const keys = usePagedQuery<ApiKey>(['/v1/keys', 'paged'], (cursor, signal) => api<Page<ApiKey>>('GET', withCursor('/v1/keys?limit=50', cursor), undefined, signal));
+  const keys = usePagedQuery<ApiKey>(['/v1/keys', 'paged'], (cursor, signal) => api<Page<ApiKey>>('GET', withCursor('/v1/keys?sort=-createdAt&limit=50', cursor), undefined, signal));
   const names = useApiQuery<Names>(['names of collections, members and service accounts', session.workspace.role], async (signal) => {
     const [collections, members, accounts] = await Promise.all([
       loadAll<CollectionRef>('/v1/collections', signal),
