@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type RouteOptions } from 'fastify';
+import Fastify, { LogController, type RouteOptions } from 'fastify';
 import type { Deps } from './deps.js';
 import { AppError } from './errors.js';
 import { closeEventStreams } from './http/routes/events/stream-events.js';
@@ -60,7 +60,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     frameworkErrors: frameworkErrorHandler(),
     requestIdHeader: false,
     // One line per request, written by request-log.ts, instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Which X-Forwarded-* headers to believe: request.ip is the client's address for every per-address limit and the audit log.
     trustProxy: trustProxyOption(deps.config.trustProxy),
     // Keep-alive connections must not hold a graceful shutdown open.

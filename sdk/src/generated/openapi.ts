@@ -2637,6 +2637,10 @@ export interface operations {
                         /** @description Null when the person who invited no longer exists. */
                         inviterName: string | null;
                         email: string;
+                        /**
+                         * @description admin, editor or viewer: the roles that can be given (there is one owner).
+                         * @enum {string}
+                         */
                         role: "admin" | "editor" | "viewer";
                         /**
                          * Format: date-time
@@ -2646,7 +2650,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -2655,7 +2659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
@@ -6338,7 +6342,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
@@ -6347,7 +6373,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
             "5XX": {
                 headers: {
                     [name: string]: unknown;
