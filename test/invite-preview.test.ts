@@ -26,31 +26,31 @@ describeEachEngine('reading an invite by its token', (engine) => {
     const created = await invite(owner, 'Ed@Example.com');
 
     const anonymous = new Client(t);
-    const read = await anonymous.get(`/v1/invites/${created.token}`);
+    const read = await anonymous.get(`/v1/invites/${created.token}/accept`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual({ workspaceName: 'Research', inviterName: OWNER.name, email: 'ed@example.com', role: 'editor', expiresAt: created.expiresAt });
     expect(JSON.stringify(read.body)).not.toContain(created.token);
     // Reading does not use the invite up: it can still be accepted, once.
     expect((await anonymous.post(`/v1/invites/${created.token}/accept`, { name: 'Ed', password: 'a new member password' })).status).toBe(200);
-    expectError(await new Client(t).get(`/v1/invites/${created.token}`), 404, 'NOT_FOUND');
+    expectError(await new Client(t).get(`/v1/invites/${created.token}/accept`), 404, 'NOT_FOUND');
   });
 
   it('answers 404 NOT_FOUND, as accepting does, for a token unknown, revoked or expired', async () => {
     const owner = await signedInOwner(t);
     const anonymous = new Client(t);
-    const unknown = expectError(await anonymous.get('/v1/invites/not-a-real-token'), 404, 'NOT_FOUND');
+    const unknown = expectError(await anonymous.get('/v1/invites/not-a-real-token/accept'), 404, 'NOT_FOUND');
     const acceptUnknown = expectError(await anonymous.post('/v1/invites/not-a-real-token/accept', { name: 'X', password: 'a new member password' }), 404, 'NOT_FOUND');
     expect(unknown.message).toBe(acceptUnknown.message);
 
     const revoked = await invite(owner, 'revoked@example.com');
     expect((await owner.delete(`/v1/invites/${revoked.id}`)).status).toBe(204);
-    expectError(await anonymous.get(`/v1/invites/${revoked.token}`), 404, 'NOT_FOUND');
+    expectError(await anonymous.get(`/v1/invites/${revoked.token}/accept`), 404, 'NOT_FOUND');
 
     const expiring = await invite(owner, 'late@example.com', 'viewer');
     t.clock.advance(7 * DAY_MS - 1);
-    expect((await anonymous.get(`/v1/invites/${expiring.token}`)).status).toBe(200);
+    expect((await anonymous.get(`/v1/invites/${expiring.token}/accept`)).status).toBe(200);
     t.clock.advance(1);
-    expectError(await anonymous.get(`/v1/invites/${expiring.token}`), 404, 'NOT_FOUND');
+    expectError(await anonymous.get(`/v1/invites/${expiring.token}/accept`), 404, 'NOT_FOUND');
   });
 
   it('reads only the invite its token names: another workspace and its invites stay as they were', async () => {
@@ -63,9 +63,9 @@ describeEachEngine('reading an invite by its token', (engine) => {
     const theirs = await invite(neighbour, 'theirs@example.com', 'admin');
     const before = (await neighbour.get('/v1/invites')).body;
 
-    const read = await new Client(t).get(`/v1/invites/${mine.token}`);
+    const read = await new Client(t).get(`/v1/invites/${mine.token}/accept`);
     expect(read.body).toMatchObject({ workspaceName: 'default', email: 'mine@example.com', role: 'viewer' });
-    expect((await new Client(t).get(`/v1/invites/${theirs.token}`)).body).toMatchObject({ workspaceName: 'Other', email: 'theirs@example.com', role: 'admin' });
+    expect((await new Client(t).get(`/v1/invites/${theirs.token}/accept`)).body).toMatchObject({ workspaceName: 'Other', email: 'theirs@example.com', role: 'admin' });
     expect((await neighbour.get('/v1/invites')).body).toEqual(before);
     expect((await neighbour.get('/v1/members')).body.data).toHaveLength(1);
   });
@@ -85,7 +85,7 @@ describeEachEngine('reading an invite by its token', (engine) => {
       '__proto__',
     ];
     for (const token of tokens) {
-      const reply = await anonymous.get(`/v1/invites/${token}`);
+      const reply = await anonymous.get(`/v1/invites/${token}/accept`);
       expect(reply.status, token.slice(0, 40)).toBeGreaterThanOrEqual(400);
       expect(reply.status, token.slice(0, 40)).toBeLessThan(500);
     }

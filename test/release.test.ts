@@ -40,7 +40,7 @@ const AWS_SDK = /\/node_modules\/@aws-sdk\//;
 const PG = /\/node_modules\/pg\//;
 const SQLITE = /\/node_modules\/better-sqlite3\//;
 const UNDICI = /\/node_modules\/undici\//;
-const WORKER = /\/dist\/delivery\/worker\.js$/;
+const WORKER = /\/dist\/worker\/delivery-worker\.js$/;
 const matching = (urls: string[], pattern: RegExp) => urls.filter((url) => pattern.test(url));
 
 describe('the built release', () => {

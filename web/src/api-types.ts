@@ -33,7 +33,7 @@ export type ImportReport = Answer<'/v1/collections/{col}/import', 'post'>;
 
 // People
 /** What an invite link names before it is accepted. */
-export type InvitePreview = Answer<'/v1/invites/{token}', 'get'>;
+export type InvitePreview = Answer<'/v1/invites/{token}/accept', 'get'>;
 
 // Keys and service accounts
 export type ApiKey = ItemOf<'/v1/keys'>;

@@ -270,7 +270,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/invites/{token}": {
+    "/v1/invites/{token}/accept": {
         parameters: {
             query?: never;
             header?: never;
@@ -282,22 +282,6 @@ export interface paths {
          * @description For the page that accepts an invite: answers what the link already grants and nothing more (no ids, no token). An unknown, used, revoked or expired token is 404 NOT_FOUND, the same answer accepting gives.
          */
         get: operations["invites.preview"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/invites/{token}/accept": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
         put?: never;
         /** Accept an invite: a new person gives name and password, an existing one their password; signs in */
         post: operations["invites.accept"];
@@ -2632,6 +2616,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "workspaceName": "Acme research",
+                     *       "inviterName": "Ada Lovelace",
+                     *       "email": "grace@example.com",
+                     *       "role": "editor",
+                     *       "expiresAt": "2026-11-05T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         workspaceName: string;
                         /** @description Null when the person who invited no longer exists. */
@@ -6325,6 +6318,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "version": 2,
+                     *       "checked": 4,
+                     *       "notMatching": 1,
+                     *       "complete": true,
+                     *       "examples": [
+                     *         {
+                     *           "recordId": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "field": "data.email",
+                     *           "message": "must be a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         version: number;
                         /** @description Live records looked at. */

@@ -3,6 +3,7 @@ import { checkRecordsAgainstSchema } from '../../../modules/records/check-agains
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
+import { exampleId } from '../../schemas.js';
 import { VersionParams } from './schema-version-schemas.js';
 
 export const registerCheckSchemaVersion: RegisterRoute = (app, deps) =>
@@ -27,6 +28,8 @@ export const registerCheckSchemaVersion: RegisterRoute = (app, deps) =>
             Type.Object({ recordId: Type.String(), field: Type.String(), message: Type.String() }),
             { description: 'Up to 5 records that would not match, each with its first failing field.' },
           ),
+        }, {
+          examples: [{ version: 2, checked: 4, notMatching: 1, complete: true, examples: [{ recordId: exampleId('rec'), field: 'data.email', message: 'must be a string' }] }],
         }),
       },
     },

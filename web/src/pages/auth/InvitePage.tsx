@@ -26,7 +26,7 @@ export function InvitePage(): React.JSX.Element {
   // Read without a session (the token is the credential), so outside the workspace's cache keys.
   const preview = useQuery({
     queryKey: ['invite', token],
-    queryFn: ({ signal }) => api<InvitePreview>('GET', `/v1/invites/${encodeURIComponent(token)}`, undefined, signal),
+    queryFn: ({ signal }) => api<InvitePreview>('GET', `/v1/invites/${encodeURIComponent(token)}/accept`, undefined, signal),
     retry: false,
   });
 
