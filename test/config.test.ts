@@ -140,6 +140,9 @@ describe('loadConfig', () => {
     expect(configError({ PLAINBASE_OWNER_EMAIL: 'o@example.com', PLAINBASE_OWNER_PASSWORD: 'hunter2' }).message).not.toContain('hunter2');
     expect(configError({ PLAINBASE_KEY_PEPPER: 'tooshortpepper' }).message).not.toContain('tooshortpepper');
     expect(configError({ PLAINBASE_DATABASE_URL: 'mysql://root:s3cretpw@db/x' }).message).not.toContain('s3cretpw');
+    const redis = configError({ PLAINBASE_REDIS_URL: 'http://:r3dispw@cache:6379' });
+    expect(redis.message).toMatch(/PLAINBASE_REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/);
+    expect(redis.message).not.toContain('r3dispw');
     expect(redactDatabaseUrl('postgres://app:s3cretpw@db:5432/x?password=other')).toBe('postgres://app:***@db:5432/x?password=***');
   });
 
