@@ -57,6 +57,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** A PEM file of extra certificate authorities trusted for webhook HTTPS (besides the usual ones). */
   webhookCaFile: string | null;
+  /** How long a delivery a worker claimed stays its own: after a crash, how soon another worker retries it. */
+  webhookClaimSeconds: number;
   /** Most webhooks one workspace may hold. */
   webhooksPerWorkspace: number;
   /** Event streams one caller (key or person) may hold open in this process. */
@@ -297,6 +299,12 @@ export const VARIABLES = {
     default: '1000',
     meaning: 'Event streams this process holds open at once, over all callers; one more answers 429.',
   },
+  WEBHOOK_CLAIM_SECONDS: {
+    // Longer than an attempt can take (10 s), so a live worker never loses a call it is making.
+    parse: wholeNumber(15, 3600).default(60),
+    default: '60',
+    meaning: 'How long a delivery a worker claimed stays its own, in seconds (15 or more: an attempt may take 10): the deliveries of a worker that died mid-attempt are attempted again by another worker, or after a restart, once this runs out.',
+  },
   WEBHOOKS_PER_WORKSPACE: {
     parse: wholeNumber(1, 100_000).default(50),
     default: '50',
@@ -411,6 +419,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logLevel: v.LOG_LEVEL,
     webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
     webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
+    webhookClaimSeconds: v.WEBHOOK_CLAIM_SECONDS,
     webhooksPerWorkspace: v.WEBHOOKS_PER_WORKSPACE,
     streamsPerCaller: v.STREAMS_PER_CALLER,
     streamsPerProcess: v.STREAMS_PER_PROCESS,

@@ -59,7 +59,7 @@ export async function serve(config: Config): Promise<void> {
     log.warn('PLAINBASE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call private and loopback addresses. Never run production like this.');
   }
   // Loaded only when it runs: a process with PLAINBASE_WORKER=off holds none of its code.
-  const worker = config.worker ? new (await import('./worker/delivery-worker.js')).DeliveryWorker(deps, { log }) : null;
+  const worker = config.worker ? new (await import('./worker/delivery-worker.js')).DeliveryWorker(deps, { log, leaseMs: config.webhookClaimSeconds * 1000 }) : null;
 
   let stopping = false;
   // A keep-alive connection would hold the shutdown open after its last answer; answers sent while

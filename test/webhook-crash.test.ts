@@ -13,9 +13,9 @@ import { call, createDatabase, listAll, signInOwner, startServer, stopServer, ty
  * is delivered at least once even when the process dies mid-attempt. The real service runs as a
  * child process (`node bin/plainbase.js serve`); a storm of imported records is being delivered
  * to a slow receiver when the server is killed with SIGKILL; a new server on the same data must
- * deliver every event, the interrupted ones again (after their 60 s lease) with the same
- * x-baas-delivery, and leave nothing pending. Both engines run at once: most of the time is the
- * wait for the lease.
+ * deliver every event, the interrupted ones again (after their claim runs out: 15 s here,
+ * PLAINBASE_WEBHOOK_CLAIM_SECONDS, the least it may be) with the same x-baas-delivery, and leave
+ * nothing pending. Both engines run at once: most of the time is the wait for the claim.
  */
 const postgresUrl = inject('postgresUrl');
 const RECORDS = 300;
@@ -112,6 +112,7 @@ describe.concurrent('webhook delivery through a kill -9 of the server', () => {
           PLAINBASE_DATABASE_URL: database?.url ?? '',
           PLAINBASE_ENV: 'development',
           PLAINBASE_WEBHOOK_ALLOW_PRIVATE: '1',
+          PLAINBASE_WEBHOOK_CLAIM_SECONDS: '15',
         };
         let first: ServerProcess | undefined;
         let second: ServerProcess | undefined;
@@ -151,7 +152,7 @@ describe.concurrent('webhook delivery through a kill -9 of the server', () => {
           expect(records).toHaveLength(RECORDS);
           const recordIds = records.map((record) => record.id as string);
 
-          // The others go at once; the calls cut off by the kill come again once their 60 s lease runs out.
+          // The others go at once; the calls cut off by the kill come again once their claim runs out.
           await receiver.until(
             () => {
               const arrived = new Set(receiver.calls.map((c) => c.recordId));
