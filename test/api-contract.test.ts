@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { addMember, Client, expectError, signedInOwner, type Reply } from './support/client.js';
+import { addMember, Client, expectError, inNewWorkspace, signedInOwner, type Reply } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 /**
@@ -23,10 +23,7 @@ describeEachEngine('API contract', (engine) => {
     program = keyClient(key.body.secret);
     programKey = `Bearer ${key.body.secret}`;
     // The same person's second workspace, reached with the workspace header.
-    const second = await owner.post('/v1/workspaces', { name: 'neighbour' });
-    neighbour = new Client(t);
-    neighbour.cookie = owner.cookie;
-    neighbour.workspaceId = second.body.id;
+    neighbour = await inNewWorkspace(t, owner, 'neighbour');
     expect((await neighbour.post('/v1/collections', { name: 'leads' })).status).toBe(201);
   });
   afterEach(async () => { await t.close(); });

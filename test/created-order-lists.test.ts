@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Client, expectError, signedInOwner, type Reply } from './support/client.js';
+import { Client, expectError, inNewWorkspace, signedInOwner, type Reply } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 /**
@@ -14,10 +14,7 @@ describeEachEngine('lists in creation order, either way', (engine) => {
   beforeEach(async () => {
     t = await startTestApp(engine);
     owner = await signedInOwner(t);
-    const other = await owner.post('/v1/workspaces', { name: 'Neighbour' });
-    neighbour = new Client(t);
-    neighbour.cookie = owner.cookie;
-    neighbour.workspaceId = other.body.id;
+    neighbour = await inNewWorkspace(t, owner, 'Neighbour');
   });
   afterEach(async () => { await t?.close(); });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Client, expectError, OWNER, signedInOwner } from './support/client.js';
+import { Client, expectError, OWNER, inNewWorkspace, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -56,10 +56,7 @@ describeEachEngine('reading an invite by its token', (engine) => {
   it('reads only the invite its token names: another workspace and its invites stay as they were', async () => {
     const owner = await signedInOwner(t);
     const mine = await invite(owner, 'mine@example.com', 'viewer');
-    const other = await owner.post('/v1/workspaces', { name: 'Other' });
-    const neighbour = new Client(t);
-    neighbour.cookie = owner.cookie;
-    neighbour.workspaceId = other.body.id;
+    const neighbour = await inNewWorkspace(t, owner, 'Other');
     const theirs = await invite(neighbour, 'theirs@example.com', 'admin');
     const before = (await neighbour.get('/v1/invites')).body;
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { checkRecordsAgainstSchema } from '../src/modules/records/check-against-schema.js';
-import { Client, expectError, signedInOwner } from './support/client.js';
+import { Client, expectError, inNewWorkspace, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 const STRICT = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } } };
@@ -16,10 +16,7 @@ describeEachEngine('checking records against a schema version', (engine) => {
   beforeEach(async () => {
     t = await startTestApp(engine);
     owner = await signedInOwner(t);
-    const other = await owner.post('/v1/workspaces', { name: 'Neighbour' });
-    neighbour = new Client(t);
-    neighbour.cookie = owner.cookie;
-    neighbour.workspaceId = other.body.id;
+    neighbour = await inNewWorkspace(t, owner, 'Neighbour');
   });
   afterEach(async () => { await t?.close(); });
 

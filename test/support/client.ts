@@ -66,6 +66,16 @@ export async function signedInOwner(t: TestApp): Promise<Client & { personId: st
   return client;
 }
 
+/** The same signed-in person in a new workspace of their own: a second tenant beside the first. */
+export async function inNewWorkspace(t: TestApp, person: Client, name: string): Promise<Client> {
+  const created = await person.post('/v1/workspaces', { name });
+  if (created.status !== 201) throw new Error(`creating a workspace failed: ${JSON.stringify(created.body)}`);
+  const client = new Client(t);
+  client.cookie = person.cookie;
+  client.workspaceId = created.body.id;
+  return client;
+}
+
 /** Invites someone with a role and has them accept; returns their signed-in client. */
 export async function addMember(t: TestApp, admin: Client, email: string, role: 'admin' | 'editor' | 'viewer'): Promise<Client & { personId: string }> {
   const invite = await admin.post('/v1/invites', { email, role });
