@@ -58,7 +58,7 @@ describeEachEngine('migrations', (engine) => {
     expect(rows).toEqual([{ message }]);
   });
 
-  it('0008 confines each record index to its collection, and back again', async () => {
+  it('0008 confines each record index to its collection, 0011 drops its leading collection_id on PostgreSQL, and back again', async () => {
     storage = await freshStorage(engine);
     const { db, dialect } = storage;
     const migrator = await migratorFor(db);
@@ -102,18 +102,8 @@ describeEachEngine('migrations', (engine) => {
     const before = await indexDefinitions();
 
     expect((await migrator.migrateTo('0008-indexes-per-collection')).error).toBeUndefined();
-    // Each index is now exactly what createIndex makes today for the same fields.
-    for (const [i, { fields, unique }] of definitions.entries()) {
-      await createIndex(db, dialect, { workspaceId: fresh.workspaceId, collectionId: fresh.id, name: `same_as_${i}`, fields, unique, now: new Date(at) });
-    }
-    const after = await indexDefinitions();
-    const freshOnes = await indexDefinitions(fresh.id);
-    for (const [i, { collection, name }] of definitions.entries()) {
-      const migrated = after.get(await sqlNameOf(collection.id, name))!;
-      const made = freshOnes.get(await sqlNameOf(fresh.id, `same_as_${i}`))!;
-      expect(migrated.replaceAll(collection.id, '<col>')).toBe(made.replaceAll(fresh.id, '<col>'));
-      expect(migrated).toContain(collection.id);
-    }
+    const at0008 = await indexDefinitions();
+    for (const [sqlName, definition] of at0008) expect(definition, sqlName).toMatch(/ where .*collection_id/i);
     // Duplicates elsewhere are allowed; within the index's own collection, refused as before.
     expect(await refused(a2, { code: 7 })).toBe(false);
     expect(await refused(a1, { code: 7 })).toBe(true);
@@ -121,13 +111,35 @@ describeEachEngine('migrations', (engine) => {
     expect(await refused(b1, { code: 7 })).toBe(true);
     expect(await refused(b1, { code: 8 })).toBe(true);
 
+    // Through the latest migration (0011 takes the leading collection_id out on PostgreSQL), each
+    // index is exactly what createIndex makes today for the same fields.
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    for (const [i, { fields, unique }] of definitions.entries()) {
+      await createIndex(db, dialect, { workspaceId: fresh.workspaceId, collectionId: fresh.id, name: `same_as_${i}`, fields, unique, now: new Date(at) });
+    }
+    const latest = await indexDefinitions();
+    const freshOnes = await indexDefinitions(fresh.id);
+    for (const [i, { collection, name }] of definitions.entries()) {
+      const migrated = latest.get(await sqlNameOf(collection.id, name))!;
+      const made = freshOnes.get(await sqlNameOf(fresh.id, `same_as_${i}`))!;
+      expect(migrated.replaceAll(collection.id, '<col>')).toBe(made.replaceAll(fresh.id, '<col>'));
+      expect(migrated).toContain(collection.id);
+      expect(/\(\s*"?collection_id"?\s*,/.test(migrated)).toBe(engine === 'sqlite');
+    }
+    // Unique indexes still refuse within their collection only.
+    expect(await refused(a1, { code: 7 })).toBe(true);
+    expect(await refused(a2, { code: 7 })).toBe(false);
+
+    await db.deleteFrom('record_indexes').where('collection_id', '=', fresh.id).execute();
+    for (const sqlName of freshOnes.keys()) await sql`drop index ${sql.id(sqlName)}`.execute(db);
+    expect((await migrator.migrateTo('0008-indexes-per-collection')).error).toBeUndefined();
+    expect(await indexDefinitions()).toEqual(at0008);
+
     // Down cannot bring the old form back over a2's duplicates, and then changes nothing.
     const down = await migrator.migrateDown();
     expect(dialect.isUniqueViolation(down.error)).toBe(true);
-    expect(await indexDefinitions()).toEqual(after);
+    expect(await indexDefinitions()).toEqual(at0008);
     await db.deleteFrom('records').where('collection_id', '=', a2.id).execute();
-    await db.deleteFrom('record_indexes').where('collection_id', '=', fresh.id).execute();
-    for (const sqlName of freshOnes.keys()) await sql`drop index ${sql.id(sqlName)}`.execute(db);
     expect((await migrator.migrateDown()).error).toBeUndefined();
     expect(await indexDefinitions()).toEqual(before);
 

@@ -133,6 +133,15 @@ export interface Dialect {
   textContains(haystack: Expression<string | null>, needle: string): RawBuilder<SqlBool>;
   /** An index column over a nullable sort-key expression, ordered NULLs first ascending like our ORDER BY. */
   nullsFirstIndexColumn(expression: Expression<unknown>): RawBuilder<unknown>;
+  /**
+   * Whether a record index (a partial index of one collection's rows) starts with collection_id,
+   * although the column is constant within it. SQLite's planner prices an index by the equalities
+   * on its leading columns, so it needs the column to see the index as selective. PostgreSQL's
+   * must not have it: it drops `collection_id = ?` from the index conditions (the index's
+   * predicate already says so), and an index whose first column has no condition is priced as a
+   * walk of the whole index, so once a large collection is analysed a scan of the table wins.
+   */
+  recordIndexesLeadWithCollection: boolean;
 }
 
 export type JsonScalar = string | number | boolean | null;

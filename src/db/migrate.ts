@@ -10,6 +10,7 @@ import * as lighterOutbox from './migrations/0006-lighter-outbox.js';
 import * as eventData from './migrations/0007-event-data.js';
 import * as indexesPerCollection from './migrations/0008-indexes-per-collection.js';
 import * as eventSequence from './migrations/0010-event-sequence.js';
+import * as postgresIndexKeys from './migrations/0011-postgres-index-keys.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0007-event-data': eventData,
   '0008-indexes-per-collection': indexesPerCollection,
   '0010-event-sequence': eventSequence,
+  '0011-postgres-index-keys': postgresIndexKeys,
 };
 
 

@@ -62,6 +62,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   },
   textContains: (haystack, needle) => sql<SqlBool>`(strpos(${haystack}, ${needle}) > 0)`,
   nullsFirstIndexColumn: (expression) => sql`${expression} nulls first`,
+  recordIndexesLeadWithCollection: false,
 };
 
 /** `"data"->'a'->'b'`: the jsonb value at the path. */

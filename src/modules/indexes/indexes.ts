@@ -16,19 +16,22 @@ import { parseFieldRef, type FieldRef } from '../records/query/field-ref.js';
  * ORDER BY (the terms of each field), so the planner uses it for both. It is a partial index of
  * its own collection's rows only (`where collection_id = '<the collection>'`):
  *
- *   (collection_id, <terms of field 1>, …, id)     id last: ties are ordered too, so a sort on the
- *                                                   fields plus our id tiebreak reads in index order
- *   unique (collection_id, <terms of field 1>, …)  uniqueness within the collection, trash included
- *                                                   (a restore can never collide)
+ *   ([collection_id,] <terms of field 1>, …, id)     id last: ties are ordered too, so a sort on
+ *                                                     the fields plus our id tiebreak reads in
+ *                                                     index order
+ *   unique ([collection_id,] <terms of field 1>, …)  uniqueness within the collection, trash
+ *                                                     included (a restore can never collide)
  *
  * The predicate is what keeps tenants apart: an index without one holds every row of `records`,
  * so a unique index of one collection refused duplicates within every other collection of every
  * workspace, and each index was built and kept up to date over everybody's records. A list query
  * names its collection (`collection_id = ?`), which is how both engines see that the index
  * applies: PostgreSQL plans with the bound values, SQLite re-plans when they change. The leading
- * collection_id, constant within the index, is kept for SQLite's planner: it prices the index by
- * its equality on that column (sqlite_stat1), and without it chose to sort a collection rather
- * than read it in index order.
+ * collection_id, constant within the index, is there for SQLite's planner only
+ * (Dialect.recordIndexesLeadWithCollection): it prices the index by its equality on that column
+ * (sqlite_stat1), and without it chose to sort a collection rather than read it in index order.
+ * PostgreSQL's planner, given the column, priced the index as a walk of all of it and scanned
+ * large collections instead.
  *
  * A unique index refuses two records with equal scalar values; records where a field is missing,
  * null, an array or an object never collide (see jsonSortKeyOf). Writes that would collide fail
@@ -83,7 +86,8 @@ function indexColumns(fields: FieldRef[], unique: boolean, dialect: Dialect): Ex
   const terms = fields.flatMap((field) =>
     fieldTerms(field, dialect).map((term) => (term.nullable ? dialect.nullsFirstIndexColumn(term.expression) : term.expression)),
   );
-  return [sql.ref('collection_id'), ...terms, ...(unique ? [] : [sql.ref('id')])];
+  const collection = dialect.recordIndexesLeadWithCollection ? [sql.ref('collection_id')] : [];
+  return [...collection, ...terms, ...(unique ? [] : [sql.ref('id')])];
 }
 
 /** Our own ids only: the id is written into the index's SQL as a literal (DDL takes no parameters). */
