@@ -59,6 +59,16 @@ export interface Dialect {
    * PostgreSQL delivers a NOTIFY only when the transaction commits, so listeners never wake early.
    */
   notifyEvents: RawBuilder<unknown> | null;
+  /**
+   * The text of one statement that inserts one row into each of `tables`, in order, only when the
+   * `guard` select finds a row, and then does what notifyEvents does: one round trip, and a
+   * transaction of its own. It answers one row when it wrote and none when the guard found
+   * nothing. Parameters 1 to `guardParameters` are the guard's; each table's values follow, in the
+   * order of its columns, marked with `parameter` (a direct query's, db/direct-query.ts). Null
+   * where one statement cannot write several tables (SQLite has no data-modifying WITH; there,
+   * writes that arrive together share a commit instead).
+   */
+  insertsTogether: ((guard: string, guardParameters: number, tables: readonly TableColumns[], parameter: (position: number) => string) => string) | null;
   /** Tells other processes that events took their place in the sequence (the event feed's order), or null. */
   notifyEventsSequenced: RawBuilder<unknown> | null;
   /**
@@ -145,6 +155,12 @@ export interface Dialect {
 }
 
 export type JsonScalar = string | number | boolean | null;
+
+/** A table and the columns a statement writes, in the order of its values. */
+export interface TableColumns {
+  table: string;
+  columns: readonly string[];
+}
 
 /** A field's sort key as values: what jsonSortKeyOf computes in JS and Dialect.jsonSortKey in SQL. */
 export interface JsonSortKey {

@@ -13,6 +13,9 @@ export function postgresDialect(url: string): Dialect {
   return { ...postgresOperations, listen: (channel, onNotify) => listenForNotifications(url, channel, onNotify) };
 }
 
+/** The channel of notifyEvents: workers listen on it for new events. */
+const EVENTS_WRITTEN: NotificationChannel = 'plainbase_events';
+
 const postgresOperations: Omit<Dialect, 'listen'> = {
   engine: 'postgres',
   isUniqueViolation: (error) => driverErrorCode(error) === '23505',
@@ -32,7 +35,14 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   readJson: (value) => value,
   jsonText: (value) => JSON.stringify(value),
   jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
-  notifyEvents: sql`select pg_notify('plainbase_events', '')`,
+  notifyEvents: sql`select pg_notify(${sql.lit(EVENTS_WRITTEN)}, '')`,
+  insertsTogether: (guard, guardParameters, tables, parameter) => {
+    let position = guardParameters;
+    // INSERT … SELECT takes each parameter's type from its column, as INSERT … VALUES does.
+    const inserts = tables.map(({ table, columns }, i) =>
+      `insert_${i} as (insert into "${table}" (${columns.map((column) => `"${column}"`).join(', ')}) select ${columns.map(() => parameter(++position)).join(', ')} from guard)`);
+    return `with guard as (${guard}), ${inserts.join(', ')} select pg_notify('${EVENTS_WRITTEN}', '') from guard`;
+  },
   notifyEventsSequenced: sql`select pg_notify('plainbase_events_sequenced', '')`,
   // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
   sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,

@@ -25,6 +25,7 @@ export const sqliteDialect: Dialect = {
   jsonText: (value) => value as string,
   jsonArrayTexts: (parameter) => `select value from json_each(${parameter})`,
   notifyEvents: null,
+  insertsTogether: null,
   notifyEventsSequenced: null,
   sequencingLock: null,
   // SQLite's planner does not estimate from sampled statistics this way: its plans held (bench:events).

@@ -111,3 +111,25 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
     },
   };
 }
+
+/**
+ * A second app on the database of `t`, as another process would run it: its own connections,
+ * its own in-process caches, the same clock. Closing it leaves the database to `t`.
+ */
+export async function startTestAppBeside(t: TestApp): Promise<TestApp> {
+  const { schema } = t.storage as Storage & { schema?: string };
+  const storage = await connectStorage(t.deps.config.database, { schema, poolSize: 5 });
+  const deps: Deps = { ...t.deps, db: storage.db, dialect: storage.dialect, openSnapshot: storage.openSnapshot };
+  const app = await buildApp(Object.assign(deps, { logger: false as const }));
+  await app.ready();
+  return {
+    app,
+    deps,
+    clock: t.clock,
+    storage,
+    close: async () => {
+      await app.close();
+      await storage.close();
+    },
+  };
+}

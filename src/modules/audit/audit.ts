@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { insertRows } from '../../db/insert-rows.js';
-import type { Executor } from '../../db/schema.js';
+import type { AuditLogTable, Executor } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { newId } from '../../ids.js';
 
@@ -41,7 +41,7 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
-const AUDIT_COLUMNS = [
+export const AUDIT_COLUMNS = [
   'id', 'workspace_id', 'at', 'actor_type', 'actor_id', 'actor_name', 'action', 'target_type', 'target_id', 'ip', 'user_agent', 'request_id', 'details',
 ] as const;
 
@@ -51,22 +51,25 @@ const AUDIT_COLUMNS = [
  */
 export async function recordAudit(executor: Executor, at: Date, meta: RequestMeta, input: AuditInput): Promise<void> {
   // insertRows, not the query builder: every write made with a key writes an entry.
-  await insertRows(executor, 'audit_log', AUDIT_COLUMNS, [{
-    id: newId('aud', at.getTime()),
-    workspace_id: input.workspaceId,
-    at: at.toISOString(),
-    actor_type: input.actor.type,
-    actor_id: input.actor.id,
-    actor_name: input.actor.name,
-    action: input.action,
-    target_type: input.target?.type ?? null,
-    target_id: input.target?.id ?? null,
-    ip: meta.ip,
-    user_agent: meta.userAgent,
-    request_id: meta.requestId,
-    details: JSON.stringify(input.actor.via ? { ...input.details, via: input.actor.via } : (input.details ?? {})),
-  }]);
+  await insertRows(executor, 'audit_log', AUDIT_COLUMNS, [newAuditRow(at, meta, input)]);
 }
+
+/** An audit entry's row, for writers that insert it themselves (AUDIT_COLUMNS). */
+export const newAuditRow = (at: Date, meta: RequestMeta, input: AuditInput): AuditLogTable => ({
+  id: newId('aud', at.getTime()),
+  workspace_id: input.workspaceId,
+  at: at.toISOString(),
+  actor_type: input.actor.type,
+  actor_id: input.actor.id,
+  actor_name: input.actor.name,
+  action: input.action,
+  target_type: input.target?.type ?? null,
+  target_id: input.target?.id ?? null,
+  ip: meta.ip,
+  user_agent: meta.userAgent,
+  request_id: meta.requestId,
+  details: JSON.stringify(input.actor.via ? { ...input.details, via: input.actor.via } : (input.details ?? {})),
+});
 
 export interface AuditQuery {
   actor?: string;

@@ -24,7 +24,7 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
-const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'data', 'created_at'] as const;
+export const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'data', 'created_at'] as const;
 
 /** Rows per statement of emitEvents. */
 const ROWS_PER_INSERT = 500;
@@ -49,20 +49,22 @@ export const eventMessageText = (event: StoredEvent): string =>
  */
 export async function emitEvents(executor: Executor, at: Date, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const createdAt = at.toISOString();
-  const rows = events.map((event) => ({
-    id: newId('evt', at.getTime()),
-    workspace_id: event.workspaceId,
-    collection_id: event.collectionId,
-    type: event.type,
-    data: JSON.stringify(event.data),
-    created_at: createdAt,
-  }));
+  const rows = events.map((event) => newEventRow(at, event));
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     await insertRows(executor, 'events', EVENT_COLUMNS, rows.slice(start, start + ROWS_PER_INSERT));
   }
   await announceEvents(executor);
 }
+
+/** An event's row in the outbox, for writers that insert it themselves (EVENT_COLUMNS). */
+export const newEventRow = (at: Date, event: NewEvent): Pick<EventsTable, (typeof EVENT_COLUMNS)[number]> => ({
+  id: newId('evt', at.getTime()),
+  workspace_id: event.workspaceId,
+  collection_id: event.collectionId,
+  type: event.type,
+  data: JSON.stringify(event.data),
+  created_at: at.toISOString(),
+});
 
 export const emitEvent = (executor: Executor, at: Date, event: NewEvent) => emitEvents(executor, at, [event]);
 

@@ -8,14 +8,15 @@ import { insertRows } from '../../db/insert-rows.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
-import { recordAudit } from '../audit/audit.js';
+import { newAuditRow, recordAudit, type AuditInput } from '../audit/audit.js';
 import { collectionInTrash, findCollection, type CollectionContext } from '../collections/collections.js';
-import { emitEvent, type EventType } from '../events/outbox.js';
+import { emitEvent, newEventRow, type EventType } from '../events/outbox.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
+import { createInOneStatement, rememberCollection } from './one-statement-create.js';
 import {
   newRecordRow,
   RECORD_COLUMNS,
@@ -65,8 +66,24 @@ const eventOf = (collection: CollectionsTable, type: EventType, record: RecordVi
  * as the event outbox already tells what changed and they would double every write.
  */
 async function auditKeyWrite(executor: Executor, at: Date, context: CollectionContext, action: string, recordId: string, collectionId: string): Promise<void> {
-  if (context.actor.type === 'person') return;
-  await recordAudit(executor, at, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action, target: { type: 'record', id: recordId }, details: { collectionId } });
+  const entry = keyWriteAudit(context, action, recordId, collectionId);
+  if (entry) await recordAudit(executor, at, context.meta, entry);
+}
+
+const keyWriteAudit = (context: CollectionContext, action: string, recordId: string, collectionId: string): AuditInput | null =>
+  context.actor.type === 'person' ? null : { workspaceId: context.workspaceId, actor: context.actor, action, target: { type: 'record', id: recordId }, details: { collectionId } };
+
+/** A new record's row and view. */
+function newRecord(deps: Deps, context: CollectionContext, collection: CollectionsTable, data: RecordData, schemaVersion: number | null, now: Date) {
+  const row = newRecordRow({
+    id: newId('rec', now.getTime()),
+    workspaceId: context.workspaceId,
+    collectionId: collection.id,
+    dataJson: writeJson(data),
+    schemaVersion,
+    at: now.toISOString(),
+  });
+  return { row, view: toRecordView(deps.dialect, row, data) };
 }
 
 export interface CreateOptions {
@@ -88,20 +105,21 @@ export async function createRecord(
     const stored = await findStoredResponse(deps.db, idempotency, now);
     if (stored) return stored;
   }
+  if (!idempotency) {
+    const created = await createInOneStatement(deps, context.workspaceId, idOrName, data, (collection, schemaVersion) => {
+      const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
+      const audit = keyWriteAudit(context, 'record.created', row.id, collection.id);
+      return { record: row, view, event: newEventRow(now, eventOf(collection, 'record.created', view)), audit: audit && newAuditRow(now, context.meta, audit) };
+    });
+    if (created) return { status: 201, body: created.view, etag: etagOf(1) };
+  }
   try {
     return await writeTransaction(deps.db, async (trx) => {
       const collection = await findCollection(trx, context.workspaceId, idOrName);
+      rememberCollection(deps, context.workspaceId, idOrName, collection);
       const schemaVersion = (await recordChecker(trx, collection))(data);
-      const row = newRecordRow({
-        id: newId('rec', now.getTime()),
-        workspaceId: context.workspaceId,
-        collectionId: collection.id,
-        dataJson: writeJson(data),
-        schemaVersion,
-        at: now.toISOString(),
-      });
+      const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
       await insertRows(trx, 'records', RECORD_COLUMNS, [row]);
-      const view = toRecordView(deps.dialect, row, data);
       await emitEvent(trx, now, eventOf(collection, 'record.created', view));
       await auditKeyWrite(trx, now, context, 'record.created', row.id, collection.id);
       const response = { status: 201, body: view };
