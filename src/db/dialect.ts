@@ -120,6 +120,13 @@ export interface Dialect {
    */
   streamsInBatches: boolean;
 
+  /**
+   * Whether each statement is a round trip to another process (PostgreSQL), costing more than
+   * most statements' own work, so that folding a lookup into the statement beside it pays even
+   * when it adds work per row; false where a statement is a call into this process (SQLite).
+   */
+  statementsRoundTrip: boolean;
+
   /** The bound-parameter marker for the `position`-th parameter (from 1) of hand-written SQL. */
   parameter(position: number): string;
   /**

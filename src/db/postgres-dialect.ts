@@ -51,6 +51,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   supportsRowLocks: true,
   groupsCommits: false,
   readsSynchronously: false,
+  statementsRoundTrip: true,
   streamsInBatches: true,
   parameter: (position) => `$${position}`,
   numberedParameters: true,

@@ -36,6 +36,7 @@ export const sqliteDialect: Dialect = {
   supportsRowLocks: false,
   groupsCommits: true,
   readsSynchronously: true,
+  statementsRoundTrip: false,
   streamsInBatches: false,
   parameter: () => '?',
   numberedParameters: false,

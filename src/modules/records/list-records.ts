@@ -10,7 +10,7 @@ import { findCollection } from '../collections/collections.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
-import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
+import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
 import { readAhead } from './read-ahead.js';
 import { RECORD_LISTED_COLUMNS, toRecordRead, type RecordData, type RecordRead, type RecordReadRow } from './record-shape.js';
@@ -41,7 +41,7 @@ export interface RecordPage {
 const LISTED_COLUMNS = RECORD_LISTED_COLUMNS;
 /** The live records' list: trashed_at is null in every row it can return, so it is not read. */
 const LIVE_LISTED_COLUMNS = RECORD_LISTED_COLUMNS.filter((column) => column !== 'trashed_at');
-type ListedRow = RecordReadRow & Pick<RecordsTable, CursorColumn>;
+type ListedRow = RecordReadRow & Pick<RecordsTable, CursorColumn> & Partial<ListedFiles>;
 
 /**
  * First-page list queries by engine, trash, limit, sort and filter, compiled (ReusableListQuery): a
@@ -74,7 +74,10 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   let sort: readonly SortKey[];
   let compiled: CompiledQuery;
   const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
-  const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields }));
+  // Where statements are round trips, each record's files come with it, instead of from a probe
+  // for any file of the collection and, if there are some, a statement for the page's.
+  const withFiles = deps.dialect.statementsRoundTrip;
+  const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields, withFiles }));
   const explained = <T>(work: Promise<T>) => explainingUnreadable(deps, workspaceId, collection.id, work);
   if (reusable) {
     sort = reusable.sort;
@@ -82,15 +85,16 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   } else {
     sort = parseSort(query.sort);
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
-    compiled = buildListRecordsQuery({ ...parsedScope(), sort, limit: query.limit, after, fields }).compile();
+    compiled = buildListRecordsQuery({ ...parsedScope(), sort, limit: query.limit, after, fields, withFiles }).compile();
   }
   const pinned = { collectionId: collection.id };
   const { rows, data, more } = await explained(readPage(deps, compiled, query.limit, (row) => {
     const read = toRecordRead(deps.dialect, row, pinned);
     if (pick) read.dataJson = JSON.stringify(pick(deps.dialect.readJson(row.data) as RecordData));
+    if (withFiles) read.files = row.files === null || row.files === undefined ? [] : row.files.split(',');
     return read;
   }));
-  await withAttachedFiles(deps.db, workspaceId, data, collection.id);
+  if (!withFiles) await withAttachedFiles(deps.db, workspaceId, data, collection.id);
   // Attached files lengthen their records' answers: drop from the end what no longer fits.
   let cut = false;
   if (data.some((read) => read.files.length > 0)) {

@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { Executor, RecordsTable } from '../../../db/schema.js';
 import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
@@ -45,6 +45,13 @@ export interface ListRecordsOptions<F extends keyof RecordsTable = keyof Records
   after?: Cursor;
   /** Columns to read (default all); the cursor's columns are read anyway. */
   fields?: readonly F[];
+  /** Also read each record's attached files (the `files` column of ListedFiles). */
+  withFiles?: boolean;
+}
+
+/** The attached files' ids, oldest attachment first, joined by commas (ids have none); null for none. */
+export interface ListedFiles {
+  files: string | null;
 }
 
 export const MAX_LIST_LIMIT = 1000;
@@ -66,7 +73,7 @@ function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, tra
  * the filter pins to one value are left out of ORDER BY and the keyset: they order nothing.
  */
 export function buildListRecordsQuery<F extends keyof RecordsTable = keyof RecordsTable>(options: ListRecordsOptions<F>) {
-  const { dialect, filter, sort, limit, after, fields } = options;
+  const { dialect, filter, sort, limit, after, fields, withFiles } = options;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
     throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
   }
@@ -77,6 +84,11 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
 
   const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
   let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
+  // As the get's statement reads them (records.ts): string_agg with ORDER BY, on both engines.
+  if (withFiles) {
+    query = query.select(sql<string | null>`(select string_agg(f.file_id, ',' order by f.attached_at, f.file_id) from record_files f
+      where f.workspace_id = records.workspace_id and f.record_id = records.id)`.as('files'));
+  }
   if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
   for (const { term } of kept) {
     query = query.orderBy(term.expression, orderModifiers(term));
