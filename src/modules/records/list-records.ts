@@ -1,12 +1,13 @@
 import type { CompiledQuery } from 'kysely';
 import { isUnreadableJson } from '../../db/db-errors.js';
 import { visitRows } from '../../db/row-stream.js';
-import type { RecordsTable } from '../../db/schema.js';
+import type { CollectionsTable, RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { invalidRequest, unreadableRecords } from '../../errors.js';
 import { LruMap } from '../../lru-map.js';
 import { findCollection } from '../collections/collections.js';
+import { rememberCollection, rememberedCollection } from '../collections/remembered-collections.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
@@ -59,21 +60,39 @@ function reusableListFor(key: string, make: () => ReusableListQuery | null): Reu
   return made;
 }
 
-/** A page of a collection's records: filtered, sorted, paged by keyset cursor. */
+/**
+ * A page of a collection's records: filtered, sorted, paged by keyset cursor.
+ *
+ * Where statements are round trips, a collection remembered from an earlier call is not looked
+ * up again: the page's statement carries the check that it is still the same
+ * (collections/remembered-collections.ts), so a page with records proves it. An empty page
+ * proves nothing (no records, or the collection changed), so it is asked again the long way.
+ */
 export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery): Promise<RecordPage> {
+  const remembered = rememberedCollection(deps, workspaceId, idOrName);
+  if (remembered) {
+    const page = await listPage(deps, remembered, remembered, query);
+    if (page.data.length > 0) return page;
+  }
   const collection = await findCollection(deps.db, workspaceId, idOrName);
+  rememberCollection(deps, workspaceId, idOrName, collection);
+  return listPage(deps, collection, undefined, query);
+}
+
+async function listPage(deps: Deps, collection: CollectionsTable, remembered: CollectionsTable | undefined, query: ListQuery): Promise<RecordPage> {
+  const workspaceId = collection.workspace_id;
   const trashed = query.trashed ?? false;
   const fields = trashed ? LISTED_COLUMNS : LIVE_LISTED_COLUMNS;
   const pick = query.fields ? parseFields(query.fields) : null;
   // The filter is parsed at most once, and not at all when a reusable query answers the page.
   let scope: RecordQueryScope | undefined;
   const parsedScope = (): RecordQueryScope => (scope ??= {
-    executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed,
+    executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed, remembered,
     filter: query.filter ? parseFilter(query.filter) : undefined,
   });
   let sort: readonly SortKey[];
   let compiled: CompiledQuery;
-  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
+  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${remembered !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
   // Where statements are round trips, each record's files come with it, instead of from a probe
   // for any file of the collection and, if there are some, a statement for the page's.
   const withFiles = deps.dialect.statementsRoundTrip;
@@ -81,7 +100,7 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   const explained = <T>(work: Promise<T>) => explainingUnreadable(deps, workspaceId, collection.id, work);
   if (reusable) {
     sort = reusable.sort;
-    compiled = compiledReusableListQuery(reusable, workspaceId, collection.id);
+    compiled = compiledReusableListQuery(reusable, workspaceId, collection.id, remembered);
   } else {
     sort = parseSort(query.sort);
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;

@@ -10,13 +10,14 @@ import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { newAuditRow, recordAudit, type AuditInput } from '../audit/audit.js';
 import { collectionInTrash, findCollection, type CollectionContext } from '../collections/collections.js';
+import { rememberCollection } from '../collections/remembered-collections.js';
 import { emitEvent, newEventRow, type EventType } from '../events/outbox.js';
 import { withAttachedFiles } from '../files/attached-files.js';
 import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
-import { createInOneStatement, rememberCollection } from './one-statement-create.js';
+import { createInOneStatement } from './one-statement-create.js';
 import {
   newRecordRow,
   RECORD_COLUMNS,

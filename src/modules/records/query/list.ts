@@ -1,6 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
-import type { Executor, RecordsTable } from '../../../db/schema.js';
+import type { CollectionsTable, Executor, RecordsTable } from '../../../db/schema.js';
+import { rememberedGuardCondition, rememberedGuardValues } from '../../collections/remembered-collections.js';
 import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
 import { rowLimit } from '../../../db/row-limit.js';
 import { AppError } from '../../../errors.js';
@@ -36,6 +37,11 @@ export interface RecordQueryScope {
   filter?: FilterNode;
   /** The trash (trashed_at set) instead of the live records. */
   trashed: boolean;
+  /**
+   * The collection as remembered (collections/remembered-collections.ts), when it was not looked
+   * up: the query answers no rows unless the collection is still so.
+   */
+  remembered?: CollectionsTable;
 }
 
 export interface ListRecordsOptions<F extends keyof RecordsTable = keyof RecordsTable> extends RecordQueryScope {
@@ -58,12 +64,14 @@ export const MAX_LIST_LIMIT = 1000;
 
 const CURSOR_COLUMNS: readonly CursorColumn[] = columnsOf([...RECORD_QUERYABLE, 'data']);
 
-function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed }: RecordQueryScope) {
+function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered }: RecordQueryScope) {
   let query = executor
     .selectFrom('records')
     .where('workspace_id', '=', workspaceId)
-    .where('collection_id', '=', collectionId)
-    .where('trashed_at', trashed ? 'is not' : 'is', null);
+    .where('collection_id', '=', collectionId);
+  // Its four values right after the first two, where compiledReusableListQuery puts them.
+  if (remembered) query = query.where(rememberedGuardCondition(remembered));
+  query = query.where('trashed_at', trashed ? 'is not' : 'is', null);
   if (filter) query = query.where(compileFilter(filter, dialect));
   return query;
 }
@@ -98,9 +106,10 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
 
 /**
  * A list query compiled once, for first pages: the statement of buildListRecordsQuery without a
- * cursor, for one limit (written into its text, rowLimit). Its first two parameters (the
- * workspace and the collection) change from call to call; the filter's own values after them do
- * not (list-records.ts keeps these by filter text and limit).
+ * cursor, for one limit (written into its text, rowLimit). Its first parameters (the workspace,
+ * the collection and, when it trusts a remembered collection, rememberedGuardValues) change from
+ * call to call; the filter's own values after them do not (list-records.ts keeps these by filter
+ * text and limit).
  */
 export interface ReusableListQuery {
   sql: string;
@@ -108,22 +117,28 @@ export interface ReusableListQuery {
   sort: readonly SortKey[];
 }
 
+/** The parameters a reusable query takes anew on each call, in the order they are bound. */
+const scopeValues = (workspaceId: string, collectionId: string, remembered?: CollectionsTable): unknown[] =>
+  [workspaceId, collectionId, ...(remembered ? rememberedGuardValues(remembered) : [])];
+
 /**
  * Compiles the first-page query for reuse: built as listRecordRows would build it. Kysely binds
- * the values in the order the query says them, the workspace and the collection first
- * (scopedQuery); a query that does not start so (checked) is not reused, and null is returned.
+ * the values in the order the query says them, the scope's first (scopedQuery); a query that
+ * does not start so (checked) is not reused, and null is returned.
  */
 export function reusableListQuery(options: Omit<ListRecordsOptions, 'after'>): ReusableListQuery | null {
   const { sql, parameters } = buildListRecordsQuery(options).compile();
-  const fits = parameters.length >= 2 && parameters[0] === options.workspaceId && parameters[1] === options.collectionId;
+  const scope = scopeValues(options.workspaceId, options.collectionId, options.remembered);
+  const fits = parameters.length >= scope.length && scope.every((value, i) => parameters[i] === value);
   return fits ? { sql, parameters, sort: options.sort } : null;
 }
 
-/** A reusable first-page query, for this workspace and collection, ready to run. */
-export function compiledReusableListQuery(query: ReusableListQuery, workspaceId: string, collectionId: string): CompiledQuery {
+/** A reusable first-page query, for this workspace and collection (as remembered, if it was made so), ready to run. */
+export function compiledReusableListQuery(query: ReusableListQuery, workspaceId: string, collectionId: string, remembered?: CollectionsTable): CompiledQuery {
   const parameters = [...query.parameters];
-  parameters[0] = workspaceId;
-  parameters[1] = collectionId;
+  scopeValues(workspaceId, collectionId, remembered).forEach((value, i) => {
+    parameters[i] = value;
+  });
   return CompiledQuery.raw(query.sql, parameters);
 }
 

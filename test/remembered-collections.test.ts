@@ -132,6 +132,31 @@ describeEachEngine('creates against a remembered collection', (engine) => {
     await expectWholeWrites(first.body.collectionId, 1, 1);
   });
 
+  it('lists what is true now after the collection was renamed, replaced, re-schemaed or trashed elsewhere', async () => {
+    const path = (name: string) => `/v1/collections/${name}/records?limit=10`;
+    const first = await keyA.post(`/v1/collections/${collection}/records`, { data: { n: 1 } });
+    expect((await keyA.get(path(collection))).body.data.map((record: { id: string }) => record.id)).toEqual([first.body.id]);
+    expect((await keyA.get(path(collection))).body.data).toHaveLength(1);
+
+    const renamed = `${collection}_renamed`;
+    await ownerB.patch(`/v1/collections/${collection}`, { name: renamed });
+    expectError(await keyA.get(path(collection)), 404, 'NOT_FOUND');
+    expect((await keyA.get(path(renamed))).body.data).toHaveLength(1);
+
+    // A new collection under the old name: its own (empty, then one) records, never the renamed one's.
+    await ownerB.post('/v1/collections', { name: collection });
+    expect((await keyA.get(path(collection))).body.data).toEqual([]);
+    const second = await ownerB.post(`/v1/collections/${collection}/records`, { data: { n: 2 } });
+    expect((await keyA.get(path(collection))).body.data.map((record: { id: string }) => record.id)).toEqual([second.body.id]);
+
+    await ownerB.post(`/v1/collections/${renamed}/schemas`, { schema: { type: 'object' } });
+    await ownerB.post(`/v1/collections/${renamed}/schemas/1/activate`);
+    expect((await keyA.get(path(renamed))).body.data).toHaveLength(1);
+
+    expect((await ownerB.delete(`/v1/collections/${renamed}`)).status).toBeLessThan(300);
+    expect(expectError(await keyA.get(path(renamed)), 404, 'NOT_FOUND').details).toEqual({ trashed: true });
+  });
+
   it('keeps two workspaces\' collections of the same name apart', async () => {
     const other = await inNewWorkspace(a, ownerA, 'second');
     const theirs = await other.post('/v1/collections', { name: collection });
@@ -142,6 +167,9 @@ describeEachEngine('creates against a remembered collection', (engine) => {
     }
     await expectWholeWrites(theirs.body.id, 3, 0);
     await expectWholeWrites(ours.body.collectionId, 4, 0);
+    const listed = async (client: Client) => (await client.get(`/v1/collections/${collection}/records?limit=100`)).body.data.map((record: { collectionId: string }) => record.collectionId);
+    expect(await listed(other)).toEqual([theirs.body.id, theirs.body.id, theirs.body.id]);
+    expect(new Set(await listed(ownerA))).toEqual(new Set([ours.body.collectionId]));
   });
 
   it('loses nothing when both apps create at once, each its own way', async () => {

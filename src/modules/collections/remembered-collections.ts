@@ -1,0 +1,58 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { CollectionsTable, Db } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { LruMap } from '../../lru-map.js';
+
+/**
+ * The collection this process last found under each reference (workspace and id or name), for
+ * statements that would otherwise look it up first: where each statement is a round trip
+ * (Dialect.statementsRoundTrip), a create and a list skip that one.
+ *
+ * A remembered collection is a guess, never an answer. A statement that relies on one carries
+ * rememberedGuard, so it does its work only if the collection is still the same (same id and
+ * name, not in the trash, same active schema version) at the moment it runs; when it is not, the
+ * caller looks the collection up again and answers what is true now (404, in the trash, a schema
+ * error). So nothing has to forget a collection when it changes, in this process or another.
+ */
+
+const REMEMBERED = 1000;
+/** Per database: a process may serve several (tests do). */
+const remembered = new WeakMap<Db, LruMap<string, CollectionsTable>>();
+
+const keyOf = (workspaceId: string, idOrName: string) => `${workspaceId}\n${idOrName}`;
+
+/** Remembers the collection found under the reference, where statements are round trips. */
+export function rememberCollection(deps: Pick<Deps, 'db' | 'dialect'>, workspaceId: string, idOrName: string, collection: CollectionsTable): void {
+  if (!deps.dialect.statementsRoundTrip) return;
+  let collections = remembered.get(deps.db);
+  if (!collections) {
+    collections = new LruMap(REMEMBERED);
+    remembered.set(deps.db, collections);
+  }
+  collections.set(keyOf(workspaceId, idOrName), collection);
+}
+
+/** The collection last found under the reference, if any: to be checked with rememberedGuard. */
+export const rememberedCollection = (deps: Pick<Deps, 'db'>, workspaceId: string, idOrName: string): CollectionsTable | undefined =>
+  remembered.get(deps.db)?.get(keyOf(workspaceId, idOrName));
+
+/** The values of rememberedGuard's four parameters, in order. */
+export const rememberedGuardValues = (collection: CollectionsTable): unknown[] =>
+  [collection.workspace_id, collection.id, collection.name, collection.active_schema_version ?? 0];
+
+/**
+ * A select of one row while the collection is still as remembered, none otherwise; its
+ * parameters are `first` to `first + 3` (rememberedGuardValues). Versions count from 1, so 0
+ * stands for none. rememberedGuardCondition below must say the same.
+ */
+export const rememberedGuard = (parameter: (position: number) => string, first = 1): string => `select 1 from collections
+  where workspace_id = ${parameter(first)} and id = ${parameter(first + 1)} and name = ${parameter(first + 2)} and trashed_at is null
+  and coalesce(active_schema_version, 0) = ${parameter(first + 3)}`;
+
+/** rememberedGuard as a condition for Kysely's builder, the values bound (the same four, in order). */
+export const rememberedGuardCondition = (collection: CollectionsTable): RawBuilder<SqlBool> => {
+  const [workspaceId, id, name, version] = rememberedGuardValues(collection);
+  return sql<SqlBool>`exists (select 1 from collections
+    where workspace_id = ${workspaceId} and id = ${id} and name = ${name} and trashed_at is null
+    and coalesce(active_schema_version, 0) = ${version})`;
+};
