@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import { Kysely, sql, SqliteDialect } from 'kysely';
 import type { Config } from '../config.js';
 import { ConfigError, redactDatabaseUrl } from '../config.js';
 import type { Dialect } from './dialect.js';
 import { withPlainbaseDialect } from './kysely-dialect.js';
 import { enableChangeWatch, TableWriteCounter } from './change-watch.js';
 import { postgresDialect } from './postgres-dialect.js';
+import { postgresKyselyDialect } from './postgres-driver.js';
 import { sqliteDialect } from './sqlite-dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
 import { pingDatabase } from './ping.js';
@@ -136,7 +137,7 @@ async function openPostgres(url: string, options: ConnectOptions): Promise<Stora
   pool.on('error', () => undefined);
   // The cursor lets a read take its rows a batch at a time (row-stream.ts).
   const dialect = postgresDialect(url);
-  const db: Db = new Kysely({ dialect: withPlainbaseDialect(new PostgresDialect({ pool, cursor: await loadCursor() }), dialect) });
+  const db: Db = new Kysely({ dialect: withPlainbaseDialect(postgresKyselyDialect(pool, await loadCursor()), dialect) });
   enableDirectPostgres(db, dialect, pool);
   return { db, dialect, openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
 }
