@@ -1,5 +1,6 @@
 import { sql, type DialectAdapter, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { DatabaseError } from './db-errors.js';
+import type { Database, Executor } from './schema.js';
 
 /**
  * What differs between SQLite and PostgreSQL lives behind this interface and nowhere else
@@ -127,6 +128,16 @@ export interface Dialect {
    */
   statementsRoundTrip: boolean;
 
+  /**
+   * Rows of one table to write in bulk (an import's records and their events), made ready for the
+   * engine now and written by `write`, in the caller's transaction. `values` holds the rows one
+   * after another, each its values in the order of `columns`. SQLite writes them with multi-row
+   * INSERTs; PostgreSQL with `COPY … FROM STDIN`, which parses no statement of thousands of
+   * parameters (postgres-copy.ts). Preparing apart from writing lets a caller make its next batch
+   * ready while the database still writes the last one.
+   */
+  prepareRows<T extends keyof Database>(table: T, columns: readonly (keyof Database[T] & string)[], values: readonly unknown[]): PreparedRows;
+
   /** The bound-parameter marker for the `position`-th parameter (from 1) of hand-written SQL. */
   parameter(position: number): string;
   /**
@@ -159,6 +170,12 @@ export interface Dialect {
    * walk of the whole index, so once a large collection is analysed a scan of the table wins.
    */
   recordIndexesLeadWithCollection: boolean;
+}
+
+/** Rows made ready by Dialect.prepareRows. */
+export interface PreparedRows {
+  /** Writes the rows through `executor` (its transaction's connection); nothing when there are none. */
+  write(executor: Executor): Promise<void>;
 }
 
 export type JsonScalar = string | number | boolean | null;

@@ -91,6 +91,14 @@ class ErrorMappingDriver implements Driver {
   }
 }
 
+/**
+ * The driver's own connection behind one that Kysely hands out (this module wraps each), for what
+ * only the driver's connection can do: COPY on PostgreSQL (postgres-copy.ts). Its errors are the
+ * driver's, not yet mapped.
+ */
+export const driverConnectionOf = (connection: DatabaseConnection): DatabaseConnection =>
+  connection instanceof ErrorMappingConnection ? connection.connection : connection;
+
 class ErrorMappingConnection implements DatabaseConnection {
   constructor(readonly connection: DatabaseConnection, private readonly mapError: MapError) {}
 

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type NotificationChannel } from './dialect.js';
+import { prepareCopy } from './postgres-copy.js';
 
 // PostgreSQL error classes 08 (connection exception) and 57P (operator intervention), plus the
 // socket errors node reports before any PostgreSQL code exists.
@@ -53,6 +54,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   readsSynchronously: false,
   statementsRoundTrip: true,
   streamsInBatches: true,
+  prepareRows: prepareCopy,
   parameter: (position) => `$${position}`,
   numberedParameters: true,
   jsonSortKey: (path) => {

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type JsonScalar } from './dialect.js';
+import { insertValues } from './insert-rows.js';
 
 /** SQLite through better-sqlite3: one connection, in this process, answering synchronously. */
 export const sqliteDialect: Dialect = {
@@ -38,6 +39,8 @@ export const sqliteDialect: Dialect = {
   readsSynchronously: true,
   statementsRoundTrip: false,
   streamsInBatches: false,
+  // Multi-row INSERTs: better-sqlite3 binds the values in-process, with no protocol to skip.
+  prepareRows: (table, columns, values) => ({ write: (executor) => insertValues(executor, table, columns, values) }),
   parameter: () => '?',
   numberedParameters: false,
   jsonSortKey: (path) => {
