@@ -1,5 +1,5 @@
-import { dialectOf } from '../../db/dialect.js';
-import { insertRows, insertValues } from '../../db/insert-rows.js';
+import { dialectOf, type Dialect, type PreparedRows } from '../../db/dialect.js';
+import { insertRows } from '../../db/insert-rows.js';
 import type { EventsTable, Executor } from '../../db/schema.js';
 import { newId } from '../../ids.js';
 import type { EventType } from './event-types.js';
@@ -28,8 +28,6 @@ export const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'da
 
 /** Rows per statement of emitEvents. */
 const ROWS_PER_INSERT = 500;
-/** The most rows of an EventBatch in one statement: SQLite allows at most 32766 bound parameters. */
-const MAX_ROWS_PER_INSERT = 5000;
 
 /** What of an outbox row makes its message. */
 export type StoredEvent = Pick<EventsTable, 'id' | 'type' | 'created_at' | 'workspace_id' | 'collection_id' | 'data'>;
@@ -80,8 +78,9 @@ export async function announceEvents(executor: Executor): Promise<void> {
 /**
  * Events of one type in one collection whose data is JSON text already, for writes in bulk (an
  * import's record.created events, whose data holds the record's data as it was just serialised
- * for the record itself): the same data is not serialised a second time. Collect with add, write
- * with flush (in the transaction of the change), then announceEvents.
+ * for the record itself): the same data is not serialised a second time. Collect with add, take
+ * them as rows to write with prepareRows, write those in the transaction of the change, then
+ * announceEvents.
  */
 export class EventBatch {
   private values: unknown[] = [];
@@ -98,13 +97,10 @@ export class EventBatch {
     this.values.push(newId('evt', this.time), this.workspaceId, this.collectionId, this.type, dataJson, this.createdAt);
   }
 
-  /** Writes the events added so far, and forgets them. */
-  async flush(executor: Executor): Promise<void> {
+  /** The events added so far as rows ready to write (Dialect.prepareRows); the batch is empty again. */
+  prepareRows(dialect: Dialect): PreparedRows {
     const values = this.values;
     this.values = [];
-    const perInsert = MAX_ROWS_PER_INSERT * EVENT_COLUMNS.length;
-    for (let start = 0; start < values.length; start += perInsert) {
-      await insertValues(executor, 'events', EVENT_COLUMNS, start === 0 && values.length <= perInsert ? values : values.slice(start, start + perInsert));
-    }
+    return dialect.prepareRows('events', EVENT_COLUMNS, values);
   }
 }

@@ -3,8 +3,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
-import { writeJson } from '../../db/dialect.js';
-import { insertValues } from '../../db/insert-rows.js';
+import { dialectOf, writeJson, type PreparedRows } from '../../db/dialect.js';
 import type { CollectionsTable, Executor } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -46,13 +45,20 @@ export interface ImportReport {
 }
 
 /**
- * Rows per INSERT: 2,000 records are 18,000 bound values, under SQLite's 32,766 (and
- * PostgreSQL's 65,535). Each statement inside the import's transaction makes SQLite keep a
- * statement journal of the pages it changes (the hot pages of every index, ~120 for the bench's
- * collection), so fewer, larger statements write less: 2,000 rather than 500 cut an import's
- * file writes by 30%.
+ * Rows per batch. On SQLite a batch is one multi-row INSERT of records and one of events: 2,000
+ * records are 18,000 bound values, under SQLite's 32,766. Each statement inside the import's
+ * transaction makes SQLite keep a statement journal of the pages it changes (the hot pages of
+ * every index, ~120 for the bench's collection), so fewer, larger statements write less: 2,000
+ * rather than 500 cut an import's file writes by 30%. On PostgreSQL a batch is one COPY of the
+ * records and one of their events; batches of 10,000 measured no faster.
  */
 const BATCH_ROWS = 2000;
+/**
+ * A batch also ends once its records' JSON reaches this many characters, so that a body of large
+ * records (up to PLAINBASE_BODY_LIMIT each) is not held 2,000 at a time, and a batch's COPY text
+ * on PostgreSQL stays far below the longest string V8 can make (~512 M characters).
+ */
+const BATCH_CHARS = 16 * 1024 * 1024;
 export const MAX_REPORTED_REJECTIONS = 1000;
 
 /**
@@ -60,8 +66,8 @@ export const MAX_REPORTED_REJECTIONS = 1000;
  * checked like a created record (a JSON object, valid under the active schema version), with one
  * record.created event each. Everything happens in one transaction, so an import is kept whole or
  * not at all: a refused row in `all` mode, a body over PLAINBASE_IMPORT_LIMIT or a broken body
- * rolls back every row already written. Rows are written BATCH_ROWS at a time, so memory stays
- * flat whatever the size of the body.
+ * rolls back every row already written (on PostgreSQL, every batch already COPYed). Rows are
+ * written BATCH_ROWS at a time, so memory stays flat whatever the size of the body.
  *
  * The body is first spooled to a file in the data folder, and the transaction opens only once it
  * has arrived whole: a transaction never waits on the network, so a client sending its body
@@ -230,24 +236,31 @@ function unstorableReason(json: string): string | undefined {
 }
 
 /**
- * Collects accepted rows and writes them, with their events, in multi-row statements. One write
- * may be in flight while the next batch is parsed, so on PostgreSQL parsing overlaps the round
- * trip instead of waiting for it; flush waits for the previous write before starting the next
- * (one connection runs one statement at a time), and settled for the last one.
+ * Collects accepted rows and writes them, with their events, a batch at a time through
+ * Dialect.prepareRows (multi-row INSERTs on SQLite, COPY on PostgreSQL). One batch may be
+ * written while the next is parsed, so on PostgreSQL parsing overlaps the database's work instead
+ * of waiting for it. flush makes the pending rows ready to write (on PostgreSQL, COPY's text) while
+ * the previous batch is still being written, then waits for that write and starts this one
+ * without waiting (one connection runs one statement, and one COPY, at a time); settled waits for
+ * the last.
  *
- * The values go straight into the statements' parameter lists, and each record.created message
- * is put together around the record's JSON text (EventBatch), the text the record itself stores:
- * the event carries the record exactly as it was created, and the data is serialised once.
+ * The values come straight from the record's shape (putNewRecordValues, in RECORD_COLUMNS'
+ * order), and each record.created message is put together around the record's JSON text
+ * (EventBatch), the text the record itself stores: the event carries the record exactly as it was
+ * created, and the data is serialised once.
  */
 function recordBatch(executor: Executor, collection: CollectionsTable, now: Date) {
   let pending: AcceptedRow[] = [];
+  let pendingChars = 0;
   let written = 0;
   let inFlight: Promise<void> = Promise.resolve();
+  const dialect = dialectOf(executor);
   const at = now.toISOString();
   const time = now.getTime();
   const { workspace_id: workspaceId, id: collectionId } = collection;
 
-  async function write(rows: AcceptedRow[]): Promise<void> {
+  /** The records of `rows` and their events, ready to write, in that order. */
+  function prepare(rows: AcceptedRow[]): PreparedRows[] {
     const values: unknown[] = new Array(rows.length * RECORD_COLUMNS.length);
     const events = new EventBatch(now, workspaceId, collectionId, 'record.created');
     // One object for every row of the batch, filled in row by row: it is only read, never kept.
@@ -262,27 +275,35 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
       // The record.created payload of docs/design.md §7, as createRecord's emitEvent writes it.
       events.add(newRecordEventJson(record));
     }
-    await insertValues(executor, 'records', RECORD_COLUMNS, values);
-    await events.flush(executor);
-    written += rows.length;
+    return [dialect.prepareRows('records', RECORD_COLUMNS, values), events.prepareRows(dialect)];
+  }
+
+  async function write(after: Promise<void>, writes: PreparedRows[], rowCount: number): Promise<void> {
+    await after;
+    for (const rows of writes) await rows.write(executor);
+    written += rowCount;
   }
 
   return {
     /** Adds a row; true when the batch is full and should be flushed. */
     add(row: AcceptedRow): boolean {
       pending.push(row);
-      return pending.length >= BATCH_ROWS;
+      pendingChars += row.json.length;
+      return pending.length >= BATCH_ROWS || pendingChars >= BATCH_CHARS;
     },
-    /** Waits for the previous write, then starts writing the pending rows without waiting. */
+    /** Prepares the pending rows, waits for the previous write, then starts writing them without waiting. */
     async flush(): Promise<void> {
-      await inFlight;
-      if (pending.length === 0) return;
-      const rows = pending;
-      pending = [];
-      inFlight = write(rows);
-      // Marked as handled so a failure waits for the next flush or settled to surface, instead
-      // of crashing the process as an unhandled rejection in between.
-      inFlight.catch(() => undefined);
+      const previous = inFlight;
+      if (pending.length > 0) {
+        const rows = pending;
+        pending = [];
+        pendingChars = 0;
+        inFlight = write(previous, prepare(rows), rows.length);
+        // Marked as handled so a failure waits for the next flush or settled to surface, instead
+        // of crashing the process as an unhandled rejection in between.
+        inFlight.catch(() => undefined);
+      }
+      await previous;
     },
     settled: () => inFlight,
     written: () => written,

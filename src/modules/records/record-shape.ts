@@ -221,7 +221,8 @@ export type ExportColumn = ColumnOf<(typeof RECORD_EXPORT_LINE)[number] | (typeo
 
 /**
  * Puts a new record's values into `values` from `offset`, in the order of RECORD_COLUMNS (one
- * row of a multi-row insert, db/insert-rows.ts insertValues); returns the offset after them.
+ * row of a bulk write: a multi-row INSERT, or a COPY on PostgreSQL, Dialect.prepareRows); returns
+ * the offset after them.
  */
 export const putNewRecordValues: (values: unknown[], offset: number, record: NewRecord) => number = compiledFunction(
   'putNewRecordValues',
