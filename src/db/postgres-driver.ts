@@ -54,6 +54,12 @@ class PostgresClientDriver implements Driver {
     if (!connection) {
       connection = new PostgresClientConnection(client, this.cursor);
       this.connections.set(client, connection);
+      // The pool listens for a client's errors only while the client is idle. A socket error
+      // while it is lent out and no query is running (the server closing the connection under a
+      // COPY whose data is still being sent: ECONNRESET) would be emitted to nobody and end the
+      // process. The query that was running has had its error already, and the pool drops the
+      // client when it comes back (it is no longer queryable).
+      client.on('error', () => undefined);
     }
     return connection;
   }
