@@ -82,7 +82,7 @@ describeEachEngine('imports of many batches', (engine) => {
     const neighbourhood = await neighbour();
     const mine = await storedState(owner.workspaceId!);
     await refuseRowsWhere(t, engine, 'refuse');
-    const data = rows(6500);
+    const data: Record<string, unknown>[] = rows(6500);
     data[4500] = { ...data[4500]!, boom: 'refuse' };
 
     const reply = await importBody(owner, ndjson(data));
@@ -95,7 +95,7 @@ describeEachEngine('imports of many batches', (engine) => {
   it.runIf(engine === 'postgres')('a connection lost in the middle of a COPY keeps nothing of the import, and the pool goes on', async () => {
     const before = await recordCount();
     await refuseRowsWhere(t, engine, 'disconnect');
-    const data = rows(6500);
+    const data: Record<string, unknown>[] = rows(6500);
     data[4500] = { ...data[4500]!, boom: 'disconnect' };
 
     const reply = await importBody(owner, ndjson(data));
