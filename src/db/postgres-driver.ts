@@ -114,9 +114,13 @@ export class PostgresClientConnection implements DatabaseConnection {
   constructor(readonly client: pg.PoolClient, private readonly cursor: typeof Cursor) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const { command, rowCount, rows } = await this.client.query(query.sql, [...query.parameters]);
-    const changed = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
-    return { numAffectedRows: changed ? BigInt(rowCount ?? 0) : undefined, rows: rows ?? [] };
+    try {
+      const { command, rowCount, rows } = await this.client.query(query.sql, [...query.parameters]);
+      const changed = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
+      return { numAffectedRows: changed ? BigInt(rowCount ?? 0) : undefined, rows: rows ?? [] };
+    } catch (error) {
+      throw withCallerStack(error);
+    }
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
@@ -132,4 +136,14 @@ export class PostgresClientConnection implements DatabaseConnection {
       await cursor.close();
     }
   }
+}
+
+/**
+ * The error with the stack of the code that ran the query added, as Kysely's driver does: pg's
+ * own stack ends in its socket handler, which says nothing of where the query came from.
+ */
+function withCallerStack(error: unknown): unknown {
+  const caller = new Error().stack;
+  if (error instanceof Error && error.stack && caller) error.stack += `\n${caller.split('\n').slice(1).join('\n')}`;
+  return error;
 }

@@ -39,7 +39,7 @@ export const sqliteDialect: Dialect = {
   readsSynchronously: true,
   statementsRoundTrip: false,
   streamsInBatches: false,
-  // Multi-row INSERTs: better-sqlite3 binds the values in-process, with no protocol to skip.
+  // SQLite has no COPY, and needs none: its statements run in this process, with no protocol to save.
   prepareRows: (table, columns, values) => ({ write: (executor) => insertValues(executor, table, columns, values) }),
   parameter: () => '?',
   numberedParameters: false,

@@ -50,7 +50,7 @@ export interface ImportReport {
  * transaction makes SQLite keep a statement journal of the pages it changes (the hot pages of
  * every index, ~120 for the bench's collection), so fewer, larger statements write less: 2,000
  * rather than 500 cut an import's file writes by 30%. On PostgreSQL a batch is one COPY of the
- * records and one of their events; batches of 10,000 measured no faster.
+ * records and one of their events; batches of 10,000 measured no faster (the COPYs alone).
  */
 const BATCH_ROWS = 2000;
 /**
