@@ -33,6 +33,18 @@ const anyFileOf = directQuery<{ found: number }>('plainbase_any_file_of_collecti
   select 1 as found from files where workspace_id = ${parameter(1)} and collection_id = ${parameter(2)} limit 1`);
 
 /**
+ * A subquery of the ids of the files attached to the row `record` (a table name or alias of
+ * records) names, oldest attachment first, joined by commas (ids have none); null for none. For
+ * statements that read records with their files in one go (a get, a list on PostgreSQL).
+ * string_agg with ORDER BY is the same on both engines (SQLite ≥ 3.44).
+ */
+export const attachedFileIdsSql = (record: string): string =>
+  `(select string_agg(f.file_id, ',' order by f.attached_at, f.file_id) from record_files f where f.workspace_id = ${record}.workspace_id and f.record_id = ${record}.id)`;
+
+/** The ids in attachedFileIdsSql's text. */
+export const attachedFileIdsOf = (text: string | null | undefined): string[] => (text ? text.split(',') : []);
+
+/**
  * The ids of the files attached to each of the records, oldest attachment first. One query per
  * page of records, so a record list costs one more indexed lookup, not one per record.
  */

@@ -8,7 +8,7 @@ import { invalidRequest, unreadableRecords } from '../../errors.js';
 import { LruMap } from '../../lru-map.js';
 import { findCollection } from '../collections/collections.js';
 import { rememberCollection, rememberedCollection } from '../collections/remembered-collections.js';
-import { withAttachedFiles } from '../files/attached-files.js';
+import { attachedFileIdsOf, withAttachedFiles } from '../files/attached-files.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
 import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
@@ -110,7 +110,7 @@ async function listPage(deps: Deps, collection: CollectionsTable, remembered: Co
   const { rows, data, more } = await explained(readPage(deps, compiled, query.limit, (row) => {
     const read = toRecordRead(deps.dialect, row, pinned);
     if (pick) read.dataJson = JSON.stringify(pick(deps.dialect.readJson(row.data) as RecordData));
-    if (withFiles) read.files = row.files === null || row.files === undefined ? [] : row.files.split(',');
+    if (withFiles) read.files = attachedFileIdsOf(row.files);
     return read;
   }));
   if (!withFiles) await withAttachedFiles(deps.db, workspaceId, data, collection.id);

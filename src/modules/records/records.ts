@@ -12,7 +12,7 @@ import { newAuditRow, recordAudit, type AuditInput } from '../audit/audit.js';
 import { collectionInTrash, findCollection, type CollectionContext } from '../collections/collections.js';
 import { rememberCollection } from '../collections/remembered-collections.js';
 import { emitEvent, newEventRow, type EventType } from '../events/outbox.js';
-import { withAttachedFiles } from '../files/attached-files.js';
+import { attachedFileIdsOf, attachedFileIdsSql, withAttachedFiles } from '../files/attached-files.js';
 import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
@@ -155,7 +155,7 @@ type CollectionAndRecordRow = Omit<Pick<RecordsTable, (typeof RECORD_READ_COLUMN
   collection_id: string;
   collection_name: string;
   collection_trashed_at: string | null;
-  /** The attached files' ids, oldest attachment first, joined by commas (ids have none); null for none. */
+  /** The attached files' ids as attachedFileIdsSql gives them (files/attached-files.ts). */
   files: string | null;
 };
 
@@ -163,14 +163,13 @@ type CollectionAndRecordRow = Omit<Pick<RecordsTable, (typeof RECORD_READ_COLUMN
  * A get in one statement: the collection (by id or by name), the record, and its files, where
  * findCollection, findRecord and attachedFileIds would take three. A get is the hottest read,
  * and each statement costs more than the work it does (one index probe); the answers and the
- * errors are the same. string_agg with ORDER BY is the same on both engines (SQLite ≥ 3.44).
+ * errors are the same.
  */
 const readRecordBy = (column: 'id' | 'name') =>
   directQuery<CollectionAndRecordRow>(`plainbase_read_record_by_collection_${column}`, (parameter) => `
     select c.id as collection_id, c.name as collection_name, c.trashed_at as collection_trashed_at,
       ${RECORD_READ_COLUMNS.map((recordColumn) => `r.${recordColumn}`).join(', ')},
-      (select string_agg(f.file_id, ',' order by f.attached_at, f.file_id) from record_files f
-        where f.workspace_id = r.workspace_id and f.record_id = r.id) as files
+      ${attachedFileIdsSql('r')} as files
     from collections c
     left join records r on r.workspace_id = c.workspace_id and r.collection_id = c.id and r.id = ${parameter(3)}
     where c.workspace_id = ${parameter(1)} and c.${column} = ${parameter(2)}`);
@@ -194,7 +193,7 @@ export async function getRecord(
     throw new AppError('NOT_FOUND', 'The record is in the trash; read it with ?trashed=true or restore it.', { trashed: true });
   }
   const record = toRecordRead(deps.dialect, row as CollectionAndRecordRow & { id: string }, { collectionId: row.collection_id });
-  record.files = row.files === null ? [] : row.files.split(',');
+  record.files = attachedFileIdsOf(row.files);
   return { record, etag: etagOf(row.revision) };
 }
 

@@ -2,6 +2,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../../db/schema.js';
 import { rememberedGuardCondition, rememberedGuardValues } from '../../collections/remembered-collections.js';
+import { attachedFileIdsSql } from '../../files/attached-files.js';
 import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
 import { rowLimit } from '../../../db/row-limit.js';
 import { AppError } from '../../../errors.js';
@@ -55,7 +56,7 @@ export interface ListRecordsOptions<F extends keyof RecordsTable = keyof Records
   withFiles?: boolean;
 }
 
-/** The attached files' ids, oldest attachment first, joined by commas (ids have none); null for none. */
+/** The attached files' ids as attachedFileIdsSql gives them (files/attached-files.ts). */
 export interface ListedFiles {
   files: string | null;
 }
@@ -92,11 +93,7 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
 
   const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
   let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
-  // As the get's statement reads them (records.ts): string_agg with ORDER BY, on both engines.
-  if (withFiles) {
-    query = query.select(sql<string | null>`(select string_agg(f.file_id, ',' order by f.attached_at, f.file_id) from record_files f
-      where f.workspace_id = records.workspace_id and f.record_id = records.id)`.as('files'));
-  }
+  if (withFiles) query = query.select(sql<string | null>`${sql.raw(attachedFileIdsSql('records'))}`.as('files'));
   if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
   for (const { term } of kept) {
     query = query.orderBy(term.expression, orderModifiers(term));
