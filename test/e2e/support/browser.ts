@@ -17,7 +17,7 @@ export async function launchBrowser(): Promise<Browser> {
 
 /**
  * A fresh browser profile for one person: its own cookies, allowed to use the clipboard on the
- * service (the copy buttons), and failing fast rather than waiting out the test's timeout.
+ * service (the copy buttons), and failing within the test's timeout (20 s: a first page on a busy two-core machine can take over 10).
  */
 export async function newPersonContext(browser: Browser, baseUrl: string, options: { narrow?: boolean } = {}): Promise<BrowserContext> {
   const context = await browser.newContext({
@@ -25,7 +25,7 @@ export async function newPersonContext(browser: Browser, baseUrl: string, option
     viewport: options.narrow ? { width: 390, height: 844 } : { width: 1280, height: 860 },
   });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(20_000);
   return context;
 }
 
