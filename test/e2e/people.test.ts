@@ -1,5 +1,5 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readClipboard } from './support/browser.js';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
@@ -24,6 +24,8 @@ describe('people in the browser', () => {
   afterAll(async () => {
     await d?.stop();
   });
+
+  beforeEach(() => d.explainFailure([d.page, guest]));
 
   const memberRow = (page: Page, name: string) => page.getByRole('row').filter({ hasText: name });
 

@@ -1,4 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { onTestFailed } from 'vitest';
 import { launchBrowser, newPersonContext, screenshot } from './browser.js';
 import { startLiveServer, type LiveServer } from './live-server.js';
 
@@ -24,6 +25,12 @@ export interface Dashboard {
   newContext(options?: { narrow?: boolean }): Promise<BrowserContext>;
   /** Screenshot of a page (the owner's by default) under test-results/screenshots/<name>.png. */
   shot(name: string, page?: Page): Promise<string>;
+  /**
+   * Call at the start of a test: if it fails, what each page shows and the end of the service's
+   * log are printed with the failure (a browser test that fails on a busy CI machine cannot be
+   * watched, and a timeout alone does not say what the page showed instead).
+   */
+  explainFailure(pages?: Page[]): void;
   stop(): Promise<void>;
 }
 
@@ -61,6 +68,14 @@ export async function startDashboard(options: { env?: Record<string, string> } =
       owner: { ...OWNER, personId: body.person.id, workspaceId: body.workspaces[0]!.id },
       newContext: (contextOptions) => newPersonContext(browser, server.baseUrl, contextOptions),
       shot: (name, target = page) => screenshot(target, name),
+      explainFailure: (pages = [page]) =>
+        onTestFailed(async () => {
+          for (const shown of pages) {
+            const text = await shown.locator('body').innerText({ timeout: 2000 }).catch((error: Error) => `(unreadable: ${error.message})`);
+            console.log(`page ${shown.url()} shows:\n${text}`);
+          }
+          console.log(`service log (end):\n${server.output().slice(-4000)}`);
+        }),
       stop: async () => {
         await browser.close();
         await server.stop();
