@@ -64,8 +64,10 @@ export async function serve(config: Config): Promise<void> {
   let stopping = false;
   // A keep-alive connection would hold the shutdown open after its last answer; answers sent while
   // stopping tell the client to go, and connections that fall idle are closed as they do.
-  app.addHook('onSend', async (_request, reply) => {
+  // A callback hook, not an async one: it runs on every answer, and a promise per answer costs.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (stopping) reply.header('connection', 'close');
+    done(null, payload);
   });
   const stop = async (signal: string) => {
     stopping = true;
