@@ -17,7 +17,8 @@ export async function launchBrowser(): Promise<Browser> {
 
 /**
  * A fresh browser profile for one person: its own cookies, allowed to use the clipboard on the
- * service (the copy buttons), and failing within the test's timeout (20 s: a first page on a busy two-core machine can take over 10).
+ * service (the copy buttons), and failing within the test's timeout (20 s a step: a first page on
+ * a busy two-core machine can take over 10).
  */
 export async function newPersonContext(browser: Browser, baseUrl: string, options: { narrow?: boolean } = {}): Promise<BrowserContext> {
   const context = await browser.newContext({
