@@ -160,6 +160,25 @@ describeEachEngine('migrations', (engine) => {
       return new Map(rows.filter((row) => names.includes(row.name)).map((row) => [row.name, row.definition.replace(row.name, '<name>')]));
     }
   });
+
+  it('0012 adds the index of pending events on PostgreSQL only, and takes it away again', async () => {
+    storage = await freshStorage(engine);
+    const { db } = storage;
+    const migrator = await migratorFor(db);
+    const eventIndexes = async (): Promise<string[]> => {
+      const { rows } = engine === 'postgres'
+        ? await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'events' order by indexname`.execute(db)
+        : await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null order by name`.execute(db);
+      return rows.map((row) => row.name);
+    };
+    expect((await migrator.migrateTo('0011-postgres-index-keys')).error).toBeUndefined();
+    const before = await eventIndexes();
+    expect(before).not.toContain('events_unfanned');
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    expect(await eventIndexes()).toEqual(engine === 'postgres' ? [...before, 'events_unfanned'].sort() : before);
+    expect((await migrator.migrateTo('0011-postgres-index-keys')).error).toBeUndefined();
+    expect(await eventIndexes()).toEqual(before);
+  });
 });
 
 describe('migrations [sqlite file]', () => {

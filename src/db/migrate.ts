@@ -11,6 +11,7 @@ import * as eventData from './migrations/0007-event-data.js';
 import * as indexesPerCollection from './migrations/0008-indexes-per-collection.js';
 import * as eventSequence from './migrations/0010-event-sequence.js';
 import * as postgresIndexKeys from './migrations/0011-postgres-index-keys.js';
+import * as postgresPendingEvents from './migrations/0012-postgres-pending-events.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0008-indexes-per-collection': indexesPerCollection,
   '0010-event-sequence': eventSequence,
   '0011-postgres-index-keys': postgresIndexKeys,
+  '0012-postgres-pending-events': postgresPendingEvents,
 };
 
 

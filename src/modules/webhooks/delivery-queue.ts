@@ -45,14 +45,7 @@ export async function fanOutEvents(deps: Deps, batchSize: number): Promise<FanOu
  */
 async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, batchSize: number): Promise<FanOut> {
   const now = at.toISOString();
-  let pending = trx
-    .selectFrom('events')
-    .select(['id', 'workspace_id', 'collection_id', 'type', 'created_at'])
-    .where('fanned_out_at', 'is', null)
-    .orderBy('id')
-    .limit(rowLimit(batchSize));
-  if (dialect.supportsSkipLocked) pending = pending.forUpdate().skipLocked();
-  const events = await pending.execute();
+  const events = await pendingEvents(trx, dialect, batchSize).execute();
   if (events.length === 0) return { events: 0, deliveries: 0 };
 
   const workspaceIds = [...new Set(events.map((event) => event.workspace_id))];
@@ -84,6 +77,21 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, ba
   }
   await markFannedOut(trx, dialect, events.map((event) => event.id), now);
   return { events: events.length, deliveries: deliveries.length };
+}
+
+/**
+ * The oldest events not yet fanned out, locked for this transaction; on PostgreSQL another
+ * worker's locked ones are skipped. Read through the index of pending events in id order
+ * (migration 0012), however many are pending: test/pending-events-plan.test.ts checks no sort.
+ */
+export function pendingEvents(executor: Executor, dialect: Dialect, batchSize: number) {
+  const pending = executor
+    .selectFrom('events')
+    .select(['id', 'workspace_id', 'collection_id', 'type', 'created_at'])
+    .where('fanned_out_at', 'is', null)
+    .orderBy('id')
+    .limit(rowLimit(batchSize));
+  return dialect.supportsSkipLocked ? pending.forUpdate().skipLocked() : pending;
 }
 
 /**
