@@ -16,7 +16,8 @@ describe('people in the browser', () => {
   const newcomer = { name: 'Nia Newcomer', email: 'nia@example.com', password: 'newcomer password 1' };
 
   beforeAll(async () => {
-    d = await startDashboard();
+    // At info level the service logs a line per answered request, which a failure prints.
+    d = await startDashboard({ env: { PLAINBASE_LOG_LEVEL: 'info' } });
     guestContext = await d.newContext();
     guest = await guestContext.newPage();
   }, 60_000);
