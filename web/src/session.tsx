@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { ROLE_ABILITIES, type Ability } from '../../src/abilities.js';
 import { api, ApiError, onSessionEnded, setWorkspaceHeader } from './api.js';
 import type { Person, SessionBody, Workspace } from './api-types.js';
@@ -87,9 +87,14 @@ export function AuthProvider(props: { children: ReactNode }): React.JSX.Element 
     return () => onSessionEnded(null);
   }, [refresh]);
 
-  // Signed out: nothing the last person saw stays in the cache for whoever signs in next.
+  // Signed out: nothing the last person saw stays in the cache for whoever signs in next. Only
+  // when someone was signed in: the first check finding nobody has nothing of anyone's to drop,
+  // and clearing then would also drop what a page open to anyone (an invite link) is loading,
+  // leaving it waiting for an answer that goes to a query no longer in the cache.
+  const before = useRef(body);
   useEffect(() => {
-    if (body === null) queryClient.clear();
+    if (body === null && before.current) queryClient.clear();
+    before.current = body;
   }, [body]);
 
   const workspace = body ? pickWorkspace(body.workspaces, selectedId) : null;

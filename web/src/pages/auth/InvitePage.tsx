@@ -94,7 +94,7 @@ function InviteSummary({ preview, error, loading }: { preview: InvitePreview | u
   return (
     <>
       <p className="invite-summary">
-        {inviter} invited you to <strong>{preview.workspaceName}</strong> as {preview.role === 'admin' ? 'an' : 'a'} <strong>{preview.role}</strong>.
+        {inviter} invited you to <strong>{preview.workspaceName}</strong> as {/^[aeiou]/.test(preview.role) ? 'an' : 'a'} <strong>{preview.role}</strong>.
       </p>
       <p>
         The invite is for {preview.email}, and works until <Time value={preview.expiresAt} />.
