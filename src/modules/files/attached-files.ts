@@ -18,7 +18,7 @@ const filesOfRecords = directQuery<AttachedRow>('plainbase_files_of_records', (p
   where workspace_id = ${parameter(1)} and record_id in (${dialect.jsonArrayTexts(parameter(2))})
   order by attached_at, file_id`);
 
-/** The files of one record (a get, an update): a plain equality, cheaper than a list of one. */
+/** The files of one record (a write's answer; a get reads them in its own statement): a plain equality, cheaper than a list of one. */
 const filesOfRecord = directQuery<AttachedRow>('plainbase_files_of_record', (parameter) => `
   select record_id, file_id from record_files where workspace_id = ${parameter(1)} and record_id = ${parameter(2)}
   order by attached_at, file_id`);

@@ -93,7 +93,7 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
 
   const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
   let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
-  if (withFiles) query = query.select(sql<string | null>`${sql.raw(attachedFileIdsSql('records'))}`.as('files'));
+  if (withFiles) query = query.select(sql.raw<string | null>(attachedFileIdsSql('records')).as('files'));
   if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
   for (const { term } of kept) {
     query = query.orderBy(term.expression, orderModifiers(term));
