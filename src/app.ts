@@ -13,6 +13,7 @@ import { newId } from './ids.js';
 import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
 import { LocalAuthFailureLimiter, RedisAuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
+import { settleKeyGuess } from './http/auth.js';
 import { registerDashboard } from './http/dashboard.js';
 import { parseJsonBodies } from './http/json-body.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
@@ -151,6 +152,8 @@ function declareRoute(app: App, route: RouteOptions): void {
   // Every API route refuses query fields it does not know (docs/design.md §2), also those that take none.
   if (String(route.url).startsWith('/v1/') && !route.schema?.querystring) route.schema = { ...route.schema, querystring: NO_QUERY };
   if (route.schema) route.schema = documentRoute(route.schema, operation, route.config.access);
+  const { access } = route.config;
+  if (access.kind === 'workspace' && access.checksKeyInStatement) route.onSend = [route.onSend ?? []].flat().concat(settleKeyGuess);
   for (const method of [route.method].flat()) {
     if (method === 'HEAD') continue;
     app.declaredRoutes.push({ method, url: route.url, operation, access: route.config.access });

@@ -23,6 +23,10 @@ export class LruMap<K, V> {
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
 
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
   clear(): void {
     this.entries.clear();
   }

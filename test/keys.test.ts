@@ -1,15 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { KyselyPlugin, OperationNode } from 'kysely';
 import { afterEach, expect, it, vi } from 'vitest';
-import { buildApp } from '../src/app.js';
-import { ManualClock } from '../src/clock.js';
-import type { Engine } from '../src/db/dialect.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import type { Deps } from '../src/deps.js';
 import { newId } from '../src/ids.js';
 import { issueToken } from '../src/modules/keys/token.js';
 import { addMember, allAuditEntries, Client, expectError, signedInOwner, type Reply } from './support/client.js';
-import { describeEachEngine, freshStorage, startTestApp, testConfig, type TestApp } from './support/harness.js';
+import { startCountingApp } from './support/counting-app.js';
+import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 const ALL_SCOPES = [
   'collections:read', 'collections:create', 'collections:update', 'collections:delete',
@@ -32,55 +27,6 @@ async function rawText(t: TestApp, client: Client, url: string): Promise<string>
   const response = await t.app.inject({ method: 'GET', url, headers: { cookie: `plainbase_session=${client.cookie}`, 'x-baas-workspace': client.workspaceId! } });
   expect(response.statusCode).toBe(200);
   return response.body;
-}
-
-/** Every table named anywhere in a query tree. */
-function tablesOf(node: unknown, found = new Set<string>()): Set<string> {
-  if (Array.isArray(node)) node.forEach((child) => tablesOf(child, found));
-  else if (node && typeof node === 'object') {
-    const record = node as Record<string, any>;
-    if (record.kind === 'TableNode') found.add(record.table.identifier.name);
-    for (const value of Object.values(record)) tablesOf(value, found);
-  }
-  return found;
-}
-
-interface CountingApp extends TestApp {
-  /** Every query the app has run, as "<kind> <tables>", e.g. "UpdateQueryNode api_keys". */
-  queries: string[];
-}
-
-/**
- * startTestApp, with a Kysely plugin on the app's database that records every query it runs:
- * the proof that some requests cost no database work, and that some writes are not issued.
- */
-async function startCountingApp(engine: Engine): Promise<CountingApp> {
-  const storage = await freshStorage(engine);
-  await migrateToLatest(storage.db);
-  const queries: string[] = [];
-  const counter: KyselyPlugin = {
-    transformQuery: (args) => {
-      queries.push(`${args.node.kind} ${[...tablesOf(args.node as OperationNode)].join(',')}`);
-      return args.node;
-    },
-    transformResult: async (args) => args.result,
-  };
-  const clock = new ManualClock();
-  const config = testConfig({ database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
-  const deps: Deps = { config, db: storage.db.withPlugin(counter), dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot };
-  const app = await buildApp({ ...deps, logger: false });
-  await app.ready();
-  return {
-    app,
-    deps,
-    clock,
-    storage,
-    queries,
-    close: async () => {
-      await app.close();
-      await storage.close();
-    },
-  };
 }
 
 describeEachEngine('API keys', (engine) => {

@@ -4,7 +4,7 @@ import { newId } from '../src/ids.js';
 import { newEventRow } from '../src/modules/events/outbox.js';
 import { createInOneStatement } from '../src/modules/records/one-statement-create.js';
 import { newRecordRow } from '../src/modules/records/record-shape.js';
-import { Client, expectError, inNewWorkspace, signedInOwner } from './support/client.js';
+import { Client, expectError, inNewWorkspace, KeyClient, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } from './support/harness.js';
 
 /**
@@ -14,15 +14,6 @@ import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } fr
  * that the very next create through the first answers what is true now. On SQLite the same
  * requests take the transactional path: the answers must be the same there.
  */
-/** A program calling with an API key. */
-class KeyClient extends Client {
-  constructor(t: TestApp, private readonly secret: string) {
-    super(t);
-  }
-
-  override call: Client['call'] = (method, url, body, headers = {}) => super.call(method, url, body, { authorization: `Bearer ${this.secret}`, ...headers });
-}
-
 describeEachEngine('creates against a remembered collection', (engine) => {
   let a: TestApp;
   let b: TestApp;

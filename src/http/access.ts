@@ -13,17 +13,20 @@ export type AlsoNeeds = (query: unknown) => Ability | null;
  *   anonymous callers when the collection is public. `alsoNeeds` names a further ability that
  *   some requests need (DELETE with ?permanent=true needs records:purge): the route checks it,
  *   and a key is refused PERSON_REQUIRED for it before any scope is looked at (docs/design.md §4, rule 2).
+ *   `checksKeyInStatement`: every statement the route runs carries the key guard of a guessed key
+ *   (modules/keys/key-guess.ts) or runs after confirming it, so a request with a key this process
+ *   has read before may start without reading it again (where statements are round trips).
  */
 export type Access =
   | { kind: 'open' }
   | { kind: 'person' }
   | { kind: 'member' }
-  | { kind: 'workspace'; ability: Ability; publicRead?: boolean; alsoNeeds?: AlsoNeeds };
+  | { kind: 'workspace'; ability: Ability; publicRead?: boolean; alsoNeeds?: AlsoNeeds; checksKeyInStatement?: boolean };
 
 export const OPEN: Access = { kind: 'open' };
 export const PERSON: Access = { kind: 'person' };
 export const MEMBER: Access = { kind: 'member' };
-export const needs = (ability: Ability, options: { publicRead?: boolean; alsoNeeds?: AlsoNeeds } = {}): Access => ({ kind: 'workspace', ability, ...options });
+export const needs = (ability: Ability, options: { publicRead?: boolean; alsoNeeds?: AlsoNeeds; checksKeyInStatement?: boolean } = {}): Access => ({ kind: 'workspace', ability, ...options });
 
 declare module 'fastify' {
   interface FastifyContextConfig {

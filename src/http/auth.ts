@@ -6,7 +6,8 @@ import type { Actor } from '../modules/audit/audit.js';
 import type { Person } from '../modules/people/people.js';
 import { findSession, SESSION_COOKIE } from '../modules/sessions/sessions.js';
 import { findRole } from '../modules/workspaces/workspaces.js';
-import { authenticateKey, authenticateKeyNow, type KeyCaller } from '../modules/keys/authenticate-key.js';
+import { authenticateKey, authenticateKeyNow, guessKeyCaller, type KeyCaller } from '../modules/keys/authenticate-key.js';
+import type { KeyGuess } from '../modules/keys/key-guess.js';
 import { keyNotValid } from '../modules/keys/keys.js';
 import { findCollectionId } from '../modules/collections/collections.js';
 import type { Access } from './access.js';
@@ -21,6 +22,12 @@ export interface AuthContext {
   actor: Actor;
   /** Set when an API key is calling. */
   key: KeyCaller | null;
+  /**
+   * Set when the key was not read yet, only guessed from this process's last reading of it
+   * (modules/keys/key-guess.ts): every statement of the request must carry its guard, or run after
+   * its confirm(). Only routes whose access says `checksKeyInStatement` are started on a guess.
+   */
+  guess?: KeyGuess;
 }
 
 const ANONYMOUS: AuthContext = { person: null, workspaceId: null, role: null, actor: { type: 'system', id: null, name: 'anonymous' }, key: null };
@@ -92,7 +99,60 @@ function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access
   if (!token) throw keyNotValid();
   const caller = authenticateKeyNow(deps, token, request.ip ?? null);
   if (caller !== null) return authorizeKey(deps, request, access, caller);
+  if (access.kind === 'workspace' && access.checksKeyInStatement && startOnGuess(deps, request, access, token)) return;
   return authenticateKey(deps, token, request.ip ?? null).then((found) => authorizeKey(deps, request, access, found));
+}
+
+/**
+ * Lets the request start on the key as this process last read it, without reading it now, if
+ * that guess passes every check (modules/keys/key-guess.ts): the route's statements then check
+ * that the key still reads so, in the same round trip. Answers whether it did; a guess that would
+ * be refused is not used (the full check decides).
+ */
+function startOnGuess(deps: Deps, request: FastifyRequest, access: Access, token: string): boolean {
+  const guessed = guessKeyCaller(deps, token, request.ip ?? null);
+  if (!guessed) return false;
+  try {
+    // Synchronous: a guessed key has no collection restriction to look up.
+    authorizeKey(deps, request, access, guessed.caller);
+  } catch {
+    request.auth = ANONYMOUS;
+    return false;
+  }
+  let settled = false;
+  let confirming: Promise<void> | null = null;
+  request.auth.guess = {
+    guard: guessed.guard,
+    get settled() {
+      return settled;
+    },
+    held: () => {
+      settled = true;
+    },
+    confirm: () => {
+      if (settled && confirming === null) return Promise.resolve();
+      confirming ??= authenticateKey(deps, token, request.ip ?? null)
+        .then((found) => authorizeKey(deps, request, access, found))
+        .finally(() => {
+          settled = true;
+        });
+      return confirming;
+    },
+  };
+  return true;
+}
+
+/**
+ * The route-level onSend hook of every route that may start on a guessed key: should the route
+ * have answered without a statement that held the guess and without confirming it, the key is
+ * checked now, before anything is sent, and a refusal replaces the answer. Routes are written
+ * not to need this (each of their statements carries the guard); it makes a route that forgot
+ * one answer as if the key had been read first.
+ */
+export function settleKeyGuess(request: FastifyRequest, _reply: unknown, payload: unknown, done: (error: Error | null, payload?: unknown) => void): void {
+  const guess = request.auth?.guess;
+  if (!guess || guess.settled) return done(null, payload);
+  guess.confirm().then(() => done(null, payload), (error: Error) => done(error));
 }
 
 function authorizeKey(deps: Deps, request: FastifyRequest, access: Access, caller: KeyCaller): Promise<void> | undefined {

@@ -53,6 +53,15 @@ export class Client {
   }
 }
 
+/** A program calling with an API key. */
+export class KeyClient extends Client {
+  constructor(t: TestApp, private readonly secret: string) {
+    super(t);
+  }
+
+  override call: Client['call'] = (method, url, body, headers = {}) => super.call(method, url, body, { authorization: `Bearer ${this.secret}`, ...headers });
+}
+
 export const OWNER = { email: 'owner@example.com', password: 'correct horse battery', name: 'Olive Owner' };
 
 /** An owner with a workspace, signed in: the start of most tests. */

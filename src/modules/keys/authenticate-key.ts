@@ -6,6 +6,7 @@ import { AppError } from '../../errors.js';
 import { constantTimeEqual } from '../../secrets.js';
 import type { Actor } from '../audit/audit.js';
 import { keyNotValid } from './keys.js';
+import { forgetKeyRows, rememberedKeyRows, rememberKeyRows, type KeyGuard } from './key-guess.js';
 import { hashToken, parseToken, type ParsedToken } from './token.js';
 import { VerifiedKeyRows } from './verified-key-rows.js';
 
@@ -51,7 +52,43 @@ const findKeyWithSecretsAndRole = directQuery<KeyRow>('plainbase_find_api_key', 
  */
 export async function authenticateKey(deps: Deps, token: string, ip: string | null): Promise<KeyCaller> {
   const parsed = parsedToken(token);
-  return callerOf(deps, token, parsed, await findKeyWithSecretsAndRole.run(deps.db, [parsed.keyId]), ip);
+  const rows = await findKeyWithSecretsAndRole.run(deps.db, [parsed.keyId]);
+  if (!deps.dialect.statementsRoundTrip) return callerOf(deps, hashToken(token, deps.config.keyPepper), parsed, rows, ip);
+  try {
+    const caller = callerOf(deps, hashToken(token, deps.config.keyPepper), parsed, rows, ip);
+    rememberKeyRows(deps.db, parsed.keyId, rows);
+    return caller;
+  } catch (error) {
+    forgetKeyRows(deps.db, parsed.keyId);
+    throw error;
+  }
+}
+
+/**
+ * The caller as the key's rows last read by this process make it, with the guard its request's
+ * statements must carry (key-guess.ts); null when there is nothing to guess from, or when the
+ * guess would refuse (only the full check refuses). Where statements are not round trips
+ * (SQLite) there is no guess: authenticateKeyNow's cache is exact. A key restricted to
+ * collections is not guessed: its restriction is checked with a statement of its own anyway.
+ */
+export function guessKeyCaller(deps: Deps, token: string, ip: string | null): { caller: KeyCaller; guard: KeyGuard } | null {
+  if (!deps.dialect.statementsRoundTrip) return null;
+  const parsed = parsedToken(token);
+  const rows = rememberedKeyRows<KeyRow>(deps.db, parsed.keyId);
+  if (!rows) return null;
+  const secretHash = hashToken(token, deps.config.keyPepper);
+  let caller: KeyCaller;
+  try {
+    caller = callerOf(deps, secretHash, parsed, rows, ip);
+  } catch {
+    return null;
+  }
+  if (caller.collections) return null;
+  const { key } = caller;
+  return {
+    caller,
+    guard: { keyId: key.id, workspaceId: key.workspace_id, name: key.name, scopes: key.scopes, expiresAt: key.expires_at, secretHash, now: deps.clock.now().toISOString(), role: caller.role },
+  };
 }
 
 /**
@@ -71,7 +108,7 @@ export function authenticateKeyNow(deps: Deps, token: string, ip: string | null)
     // Only a key that exists is kept: unknown ids from guessers must not fill the cache.
     if (rows.length > 0) cache?.set(parsed.keyId, rows);
   }
-  return callerOf(deps, token, parsed, rows, ip);
+  return callerOf(deps, hashToken(token, deps.config.keyPepper), parsed, rows, ip);
 }
 
 /** The checksum rejects garbage before any database work. */
@@ -81,14 +118,14 @@ function parsedToken(token: string): ParsedToken {
   return parsed;
 }
 
-function callerOf(deps: Deps, token: string, parsed: ParsedToken, rows: KeyRow[], ip: string | null): KeyCaller {
+/** The caller the key's rows make for a token whose secret hashes to `hash`; a refusal is thrown. */
+function callerOf(deps: Deps, hash: string, parsed: ParsedToken, rows: KeyRow[], ip: string | null): KeyCaller {
   const now = deps.clock.now();
   const nowIso = now.toISOString();
   const first = rows[0];
   if (!first) throw keyNotValid();
   const { secret_hash: _hash, secret_expires_at: _until, member_role: memberRole, account_role: accountRole, ...key } = first;
   if (key.mode !== parsed.mode || key.revoked_at) throw keyNotValid();
-  const hash = hashToken(token, deps.config.keyPepper);
   // Compare against every live secret, without stopping early, in constant time each.
   let matched = false;
   for (const secret of rows) {
@@ -114,6 +151,8 @@ function callerOf(deps: Deps, token: string, parsed: ParsedToken, rows: KeyRow[]
   if (!key.last_used_at || Date.parse(key.last_used_at) + LAST_USED_PRECISION_MS <= now.getTime()) {
     // Not awaited: a failed bookkeeping write must not fail the request.
     deps.db.updateTable('api_keys').set({ last_used_at: nowIso, last_used_ip: ip }).where('id', '=', key.id).execute().catch(() => undefined);
+    // Rows kept for later requests (a cache, a guess) must not ask for the same write again.
+    for (const row of rows) row.last_used_at = nowIso;
   }
 
   return {

@@ -9,6 +9,7 @@ import { LruMap } from '../../lru-map.js';
 import { findCollection } from '../collections/collections.js';
 import { rememberCollection, rememberedCollection } from '../collections/remembered-collections.js';
 import { attachedFileIdsOf, withAttachedFiles } from '../files/attached-files.js';
+import type { KeyGuard, KeyGuess } from '../keys/key-guess.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
 import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
@@ -67,19 +68,32 @@ function reusableListFor(key: string, make: () => ReusableListQuery | null): Reu
  * up again: the page's statement carries the check that it is still the same
  * (collections/remembered-collections.ts), so a page with records proves it. An empty page
  * proves nothing (no records, or the collection changed), so it is asked again the long way.
+ * A caller's key that was only guessed (keys/key-guess.ts) is checked the same way: by the page's
+ * statement, or in full before the long way.
  */
-export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery): Promise<RecordPage> {
+export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery, guess?: KeyGuess): Promise<RecordPage> {
   const remembered = rememberedCollection(deps, workspaceId, idOrName);
   if (remembered) {
-    const page = await listPage(deps, remembered, remembered, query);
-    if (page.data.length > 0) return page;
+    const keyGuard = guess && !guess.settled ? guess.guard : undefined;
+    const page = await listPage(deps, remembered, { remembered, keyGuard }, query);
+    if (page.data.length > 0) {
+      if (keyGuard) guess?.held();
+      return page;
+    }
   }
+  await guess?.confirm();
   const collection = await findCollection(deps.db, workspaceId, idOrName);
   rememberCollection(deps, workspaceId, idOrName, collection);
-  return listPage(deps, collection, undefined, query);
+  return listPage(deps, collection, {}, query);
 }
 
-async function listPage(deps: Deps, collection: CollectionsTable, remembered: CollectionsTable | undefined, query: ListQuery): Promise<RecordPage> {
+/** What a page's statement checks besides its query: the collection as remembered, a guessed key. */
+interface PageGuards {
+  remembered?: CollectionsTable;
+  keyGuard?: KeyGuard;
+}
+
+async function listPage(deps: Deps, collection: CollectionsTable, { remembered, keyGuard }: PageGuards, query: ListQuery): Promise<RecordPage> {
   const workspaceId = collection.workspace_id;
   const trashed = query.trashed ?? false;
   const fields = trashed ? LISTED_COLUMNS : LIVE_LISTED_COLUMNS;
@@ -87,12 +101,12 @@ async function listPage(deps: Deps, collection: CollectionsTable, remembered: Co
   // The filter is parsed at most once, and not at all when a reusable query answers the page.
   let scope: RecordQueryScope | undefined;
   const parsedScope = (): RecordQueryScope => (scope ??= {
-    executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed, remembered,
+    executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed, remembered, keyGuard,
     filter: query.filter ? parseFilter(query.filter) : undefined,
   });
   let sort: readonly SortKey[];
   let compiled: CompiledQuery;
-  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${remembered !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
+  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${remembered !== undefined}\n${keyGuard !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
   // Where statements are round trips, each record's files come with it, instead of from a probe
   // for any file of the collection and, if there are some, a statement for the page's.
   const withFiles = deps.dialect.statementsRoundTrip;
@@ -100,7 +114,7 @@ async function listPage(deps: Deps, collection: CollectionsTable, remembered: Co
   const explained = <T>(work: Promise<T>) => explainingUnreadable(deps, workspaceId, collection.id, work);
   if (reusable) {
     sort = reusable.sort;
-    compiled = compiledReusableListQuery(reusable, workspaceId, collection.id, remembered);
+    compiled = compiledReusableListQuery(reusable, { workspaceId, collectionId: collection.id, remembered, keyGuard });
   } else {
     sort = parseSort(query.sort);
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;

@@ -6,6 +6,7 @@ import { AppError } from '../../errors.js';
 import { AUDIT_COLUMNS } from '../audit/audit.js';
 import { rememberedCollection, rememberedGuard, rememberedGuardValues } from '../collections/remembered-collections.js';
 import { EVENT_COLUMNS } from '../events/outbox.js';
+import { KEY_GUARD_PARAMETERS, keyGuardSql, keyGuardValues, type KeyGuess } from '../keys/key-guess.js';
 import { notifyEventsWritten } from '../events/outbox-signal.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { RECORD_COLUMNS, type RecordData } from './record-shape.js';
@@ -21,6 +22,7 @@ import { RECORD_COLUMNS, type RecordData } from './record-shape.js';
  * so the collection has to be known first: it is the one remembered under the same reference
  * (collections/remembered-collections.ts), and the statement writes only if it still is that
  * one. Otherwise it writes nothing, and the caller creates the record the transactional way.
+ * The caller's key, when it was only guessed (keys/key-guess.ts), is checked by the same guard.
  */
 
 /** The rows a create writes: the record, its event, and the audit entry of a key's write (or null). */
@@ -30,15 +32,19 @@ export interface CreateRows {
   audit: AuditLogTable | null;
 }
 
-const statement = (name: string, tables: { table: string; columns: readonly string[] }[]) =>
+/** The statement's guard: the remembered collection, and with `keyGuarded` a guessed key too (keys/key-guess.ts). */
+const statement = (name: string, tables: { table: string; columns: readonly string[] }[], keyGuarded: boolean) =>
   directQuery<{ written: unknown }>(name, (parameter, dialect: Dialect) => {
     if (!dialect.insertsTogether) throw new Error(`${name} needs Dialect.insertsTogether`);
-    return dialect.insertsTogether(rememberedGuard(parameter), 4, tables, parameter);
+    const guard = keyGuarded ? `${rememberedGuard(parameter)} and ${keyGuardSql(parameter, 5)}` : rememberedGuard(parameter);
+    return dialect.insertsTogether(guard, keyGuarded ? 4 + KEY_GUARD_PARAMETERS : 4, tables, parameter);
   });
 
 const RECORD_AND_EVENT = [{ table: 'records', columns: RECORD_COLUMNS }, { table: 'events', columns: EVENT_COLUMNS }];
-const createRecordAndEvent = statement('plainbase_create_record', RECORD_AND_EVENT);
-const createRecordEventAndAudit = statement('plainbase_create_record_audited', [...RECORD_AND_EVENT, { table: 'audit_log', columns: AUDIT_COLUMNS }]);
+const AUDITED = [...RECORD_AND_EVENT, { table: 'audit_log', columns: AUDIT_COLUMNS }];
+const createRecordAndEvent = statement('plainbase_create_record', RECORD_AND_EVENT, false);
+const createRecordEventAndAudit = statement('plainbase_create_record_audited', AUDITED, false);
+const createRecordEventAndAuditForGuessedKey = statement('plainbase_create_record_audited_key_guarded', AUDITED, true);
 
 /**
  * Creates the record in one statement if this process remembers the collection, the data passes
@@ -51,6 +57,7 @@ export async function createInOneStatement<Rows extends CreateRows>(
   idOrName: string,
   data: RecordData,
   rowsFor: (collection: CollectionsTable, schemaVersion: number | null) => Rows,
+  guess?: KeyGuess,
 ): Promise<Rows | null> {
   if (!deps.dialect.insertsTogether) return null;
   const collection = rememberedCollection(deps, workspaceId, idOrName);
@@ -65,12 +72,16 @@ export async function createInOneStatement<Rows extends CreateRows>(
     throw error;
   }
   const rows = rowsFor(collection, schemaVersion);
+  const keyGuarded = guess !== undefined && !guess.settled;
   const values = rememberedGuardValues(collection);
+  if (keyGuarded) values.push(...keyGuardValues(guess.guard));
   for (const column of RECORD_COLUMNS) values.push(rows.record[column]);
   for (const column of EVENT_COLUMNS) values.push(rows.event[column]);
   if (rows.audit) for (const column of AUDIT_COLUMNS) values.push(rows.audit[column]);
-  const written = await (rows.audit ? createRecordEventAndAudit : createRecordAndEvent).run(deps.db, values);
+  if (keyGuarded && !rows.audit) throw new Error('a create by a key writes its audit entry');
+  const written = await (keyGuarded ? createRecordEventAndAuditForGuessedKey : rows.audit ? createRecordEventAndAudit : createRecordAndEvent).run(deps.db, values);
   if (written.length === 0) return null;
+  if (keyGuarded) guess.held();
   // Other processes' workers were woken by the statement's NOTIFY; this one's is woken here.
   notifyEventsWritten();
   return rows;

@@ -9,6 +9,7 @@ import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.j
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { newAuditRow, recordAudit, type AuditInput } from '../audit/audit.js';
+import { keyGuardSql, keyGuardValues, type KeyGuess } from '../keys/key-guess.js';
 import { collectionInTrash, findCollection, type CollectionContext } from '../collections/collections.js';
 import { rememberCollection } from '../collections/remembered-collections.js';
 import { emitEvent, newEventRow, type EventType } from '../events/outbox.js';
@@ -89,6 +90,8 @@ function newRecord(deps: Deps, context: CollectionContext, collection: Collectio
 
 export interface CreateOptions {
   idempotency?: IdempotencyKey;
+  /** The caller's key, when it was guessed (keys/key-guess.ts). */
+  guess?: KeyGuess;
 }
 
 /** Creates a record, checked against the active schema version; replays an earlier response for a repeated Idempotency-Key. */
@@ -101,8 +104,9 @@ export async function createRecord(
 ): Promise<StoredResponse & { etag?: string }> {
   assertRecordData(data);
   const now = deps.clock.now();
-  const { idempotency } = options;
+  const { idempotency, guess } = options;
   if (idempotency) {
+    await guess?.confirm();
     const stored = await findStoredResponse(deps.db, idempotency, now);
     if (stored) return stored;
   }
@@ -111,9 +115,10 @@ export async function createRecord(
       const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
       const audit = keyWriteAudit(context, 'record.created', row.id, collection.id);
       return { record: row, view, event: newEventRow(now, eventOf(collection, 'record.created', view)), audit: audit && newAuditRow(now, context.meta, audit) };
-    });
+    }, guess);
     if (created) return { status: 201, body: created.view, etag: etagOf(1) };
   }
+  await guess?.confirm();
   try {
     return await writeTransaction(deps.db, async (trx) => {
       const collection = await findCollection(trx, context.workspaceId, idOrName);
@@ -171,30 +176,42 @@ type RecordPart = Pick<RecordsTable, (typeof RECORD_READ_COLUMNS)[number]> & {
  * answer, and on SQLite 9 µs a read instead of 22 (the join costs about 12 µs by itself, even
  * reading only the two ids; docs/performance.md, "Data API").
  */
-const readRecordBy = (column: 'id' | 'name') =>
-  directQuery<CollectionPart | RecordPart>(`plainbase_read_record_by_collection_${column}`, (parameter) => {
+const readRecordBy = (column: 'id' | 'name', keyGuarded: boolean) =>
+  directQuery<CollectionPart | RecordPart>(`plainbase_read_record_by_collection_${column}${keyGuarded ? '_key_guarded' : ''}`, (parameter) => {
     const collectionIs = `workspace_id = ${parameter(1)} and ${column} = ${parameter(2)}`;
+    // A guessed key's guard (keys/key-guess.ts) on both selects: nothing is answered unless it holds.
+    const keyHolds = keyGuarded ? ` and ${keyGuardSql(parameter, 4)}` : '';
     return `
     select 1 as part, id as collection_id, name as collection_name, trashed_at as collection_trashed_at,
       ${RECORD_READ_COLUMNS.map((recordColumn) => `null as ${recordColumn}`).join(', ')}, null as files
-    from collections where ${collectionIs}
+    from collections where ${collectionIs}${keyHolds}
     union all
     select 2, null, null, null, ${RECORD_READ_COLUMNS.map((recordColumn) => `r.${recordColumn}`).join(', ')}, ${attachedFileIdsSql('r')}
     from records r
-    where r.workspace_id = ${parameter(1)} and r.id = ${parameter(3)} and r.collection_id = (select id from collections where ${collectionIs})`;
+    where r.workspace_id = ${parameter(1)} and r.id = ${parameter(3)} and r.collection_id = (select id from collections where ${collectionIs})${keyHolds}`;
   });
-const readRecordByCollectionId = readRecordBy('id');
-const readRecordByCollectionName = readRecordBy('name');
+const readRecord = {
+  id: { plain: readRecordBy('id', false), keyGuarded: readRecordBy('id', true) },
+  name: { plain: readRecordBy('name', false), keyGuarded: readRecordBy('name', true) },
+};
 
 export async function getRecord(
   deps: Deps,
   workspaceId: string,
   idOrName: string,
   recordId: string,
-  options: { includeTrashed?: boolean } = {},
+  options: { includeTrashed?: boolean; guess?: KeyGuess } = {},
 ): Promise<VersionedRecordRead> {
-  const query = hasPrefix(idOrName, 'col') ? readRecordByCollectionId : readRecordByCollectionName;
-  const rows = await query.run(deps.db, [workspaceId, idOrName, recordId]);
+  const queries = hasPrefix(idOrName, 'col') ? readRecord.id : readRecord.name;
+  const { guess } = options;
+  let rows: (CollectionPart | RecordPart)[] = [];
+  if (guess && !guess.settled) {
+    rows = await queries.keyGuarded.run(deps.db, [workspaceId, idOrName, recordId, ...keyGuardValues(guess.guard)]);
+    // No row: the key is not as guessed, or there is no such collection; the full check tells.
+    if (rows.length > 0) guess.held();
+    else await guess.confirm();
+  }
+  if (rows.length === 0) rows = await queries.plain.run(deps.db, [workspaceId, idOrName, recordId]);
   // Each select's other columns are null: only its own are read.
   const collection = rows.find((found): found is CollectionPart => found.part === 1);
   const row = rows.find((found): found is RecordPart => found.part === 2);

@@ -9,7 +9,7 @@ import { DataBody, RecordWithEtag } from './record-schemas.js';
 
 export const registerCreateRecord: RegisterRoute = (app, deps) =>
   app.post('/v1/collections/:col/records', {
-    config: { operation: 'records.create', access: needs('records:create') },
+    config: { operation: 'records.create', access: needs('records:create', { checksKeyInStatement: true }) },
     schema: {
       summary: 'Add a record (emits record.created); checked against the active schema version',
       tags: ['records'],
@@ -29,7 +29,7 @@ export const registerCreateRecord: RegisterRoute = (app, deps) =>
         key,
         requestHash: hashRequest('POST', `/v1/collections/${request.params.col}/records`, request.body),
       };
-      const { status, body, etag } = await createRecord(deps, context, request.params.col, request.body.data, { idempotency });
+      const { status, body, etag } = await createRecord(deps, context, request.params.col, request.body.data, { idempotency, guess: request.auth.guess });
       if (etag) reply.header('etag', etag);
       return reply.status(status as 201).send(body as never);
     },

@@ -9,7 +9,7 @@ import { RecordParams, RecordWithEtag } from './record-schemas.js';
 
 export const registerGetRecord: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/records/:rec', {
-    config: { operation: 'records.get', access: needs('records:read', { publicRead: true }) },
+    config: { operation: 'records.get', access: needs('records:read', { publicRead: true, checksKeyInStatement: true }) },
     schema: {
       summary: 'A record, with its ETag; ?trashed=true also reads it from the trash',
       tags: ['records'],
@@ -23,7 +23,7 @@ export const registerGetRecord: RegisterRoute = (app, deps) =>
       const scope = await readScope(deps, request, request.params.col);
       // Read from the trash too for an anonymous caller, so that a trashed record is refused as
       // the trash is (401), not as a missing one that a credential would find.
-      const { record, etag } = await getRecord(deps, scope.workspaceId, scope.collection, request.params.rec, { includeTrashed: anonymous || request.query.trashed });
+      const { record, etag } = await getRecord(deps, scope.workspaceId, scope.collection, request.params.rec, { includeTrashed: anonymous || request.query.trashed, guess: request.auth.guess });
       if (anonymous && record.trashedAt !== null) throw trashNeedsCredential();
       // Serialised by recordJson, made from the same fields as the schema above (record-shape.ts).
       return sendJson(reply.header('etag', etag), recordJson(record));

@@ -12,7 +12,7 @@ const RecordPage = listOf(RecordBody);
 
 export const registerListRecords: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/records', {
-    config: { operation: 'records.list', access: needs('records:read', { publicRead: true }) },
+    config: { operation: 'records.list', access: needs('records:read', { publicRead: true, checksKeyInStatement: true }) },
     schema: {
       summary: 'Query records: filter, sort, page by cursor; ?trashed=true lists the trash',
       tags: ['records'],
@@ -35,6 +35,6 @@ export const registerListRecords: RegisterRoute = (app, deps) =>
       const scope = await readScope(deps, request, request.params.col);
       const { limit = 50, ...query } = request.query;
       // Serialised by recordPageJson, made from the same fields as the schema above (record-shape.ts).
-      return sendJson(reply, recordPageJson(await listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit })));
+      return sendJson(reply, recordPageJson(await listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit }, request.auth.guess)));
     },
   });

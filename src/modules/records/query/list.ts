@@ -2,6 +2,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../../db/schema.js';
 import { rememberedGuardCondition, rememberedGuardValues } from '../../collections/remembered-collections.js';
+import { keyGuardCondition, keyGuardValues, type KeyGuard } from '../../keys/key-guess.js';
 import { attachedFileIdsSql } from '../../files/attached-files.js';
 import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
 import { rowLimit } from '../../../db/row-limit.js';
@@ -43,6 +44,8 @@ export interface RecordQueryScope {
    * up: the query answers no rows unless the collection is still so.
    */
   remembered?: CollectionsTable;
+  /** A guessed key's guard (keys/key-guess.ts), with `remembered` only: no rows unless it holds. */
+  keyGuard?: KeyGuard;
 }
 
 export interface ListRecordsOptions<F extends keyof RecordsTable = keyof RecordsTable> extends RecordQueryScope {
@@ -65,13 +68,14 @@ export const MAX_LIST_LIMIT = 1000;
 
 const CURSOR_COLUMNS: readonly CursorColumn[] = columnsOf([...RECORD_QUERYABLE, 'data']);
 
-function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered }: RecordQueryScope) {
+function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered, keyGuard }: RecordQueryScope) {
   let query = executor
     .selectFrom('records')
     .where('workspace_id', '=', workspaceId)
     .where('collection_id', '=', collectionId);
-  // Its four values right after the first two, where compiledReusableListQuery puts them.
+  // Their values right after the first two, where compiledReusableListQuery puts them.
   if (remembered) query = query.where(rememberedGuardCondition(remembered));
+  if (keyGuard) query = query.where(keyGuardCondition(keyGuard));
   query = query.where('trashed_at', trashed ? 'is not' : 'is', null);
   if (filter) query = query.where(compileFilter(filter, dialect));
   return query;
@@ -104,7 +108,8 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
 /**
  * A list query compiled once, for first pages: the statement of buildListRecordsQuery without a
  * cursor, for one limit (written into its text, rowLimit). Its first parameters (the workspace,
- * the collection and, when it trusts a remembered collection, rememberedGuardValues) change from
+ * the collection and, when it trusts a remembered collection, rememberedGuardValues, and
+ * keyGuardValues when it trusts a guessed key) change from
  * call to call; the filter's own values after them do not (list-records.ts keeps these by filter
  * text and limit).
  */
@@ -115,8 +120,11 @@ export interface ReusableListQuery {
 }
 
 /** The parameters a reusable query takes anew on each call, in the order they are bound. */
-const scopeValues = (workspaceId: string, collectionId: string, remembered?: CollectionsTable): unknown[] =>
-  [workspaceId, collectionId, ...(remembered ? rememberedGuardValues(remembered) : [])];
+const scopeValues = ({ workspaceId, collectionId, remembered, keyGuard }: ReusableScope): unknown[] =>
+  [workspaceId, collectionId, ...(remembered ? rememberedGuardValues(remembered) : []), ...(keyGuard ? keyGuardValues(keyGuard) : [])];
+
+/** What a reusable query is run for. */
+type ReusableScope = Pick<RecordQueryScope, 'workspaceId' | 'collectionId' | 'remembered' | 'keyGuard'>;
 
 /**
  * Compiles the first-page query for reuse: built as listRecordRows would build it. Kysely binds
@@ -125,15 +133,15 @@ const scopeValues = (workspaceId: string, collectionId: string, remembered?: Col
  */
 export function reusableListQuery(options: Omit<ListRecordsOptions, 'after'>): ReusableListQuery | null {
   const { sql, parameters } = buildListRecordsQuery(options).compile();
-  const scope = scopeValues(options.workspaceId, options.collectionId, options.remembered);
+  const scope = scopeValues(options);
   const fits = parameters.length >= scope.length && scope.every((value, i) => parameters[i] === value);
   return fits ? { sql, parameters, sort: options.sort } : null;
 }
 
-/** A reusable first-page query, for this workspace and collection (as remembered, if it was made so), ready to run. */
-export function compiledReusableListQuery(query: ReusableListQuery, workspaceId: string, collectionId: string, remembered?: CollectionsTable): CompiledQuery {
+/** A reusable first-page query, for this workspace and collection (as remembered, with the key guard, if it was made so), ready to run. */
+export function compiledReusableListQuery(query: ReusableListQuery, scope: ReusableScope): CompiledQuery {
   const parameters = [...query.parameters];
-  scopeValues(workspaceId, collectionId, remembered).forEach((value, i) => {
+  scopeValues(scope).forEach((value, i) => {
     parameters[i] = value;
   });
   return CompiledQuery.raw(query.sql, parameters);
