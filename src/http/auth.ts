@@ -107,7 +107,10 @@ function authenticateWithKey(deps: Deps, request: FastifyRequest, access: Access
  * Lets the request start on the key as this process last read it, without reading it now, if
  * that guess passes every check (modules/keys/key-guess.ts): the route's statements then check
  * that the key still reads so, in the same round trip. Answers whether it did; a guess that would
- * be refused is not used (the full check decides).
+ * be refused is not used (the full check decides). A key refused by the later confirm() (it
+ * changed since this process read it) is not counted by the failure limiter (auth-failures.ts):
+ * that refusal forgets the key's rows, so each later request with it takes the full check here,
+ * where refusals are counted; a guesser gains nothing, as a guess needs the key's secret.
  */
 function startOnGuess(deps: Deps, request: FastifyRequest, access: Access, token: string): boolean {
   const guessed = guessKeyCaller(deps, token, request.ip ?? null);
