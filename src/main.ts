@@ -31,7 +31,7 @@ export function depsFor(config: Config, storage: Storage): Deps {
  * The caller (the CLI) has validated the configuration and prepared the data folder.
  */
 export async function serve(config: Config): Promise<void> {
-  const storage = await connectStorage(config.database, { poolSize: config.databasePoolSize });
+  const storage = await connectStorage(config.database, { poolSize: config.databasePoolSize, wakesOtherWorkers: !config.worker });
   const applied = await migrateToLatest(storage.db);
   const deps = depsFor(config, storage);
   // Every exit from here on goes through destination.exit: a stdout nobody reads cannot hold it.

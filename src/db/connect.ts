@@ -38,6 +38,13 @@ export interface ConnectOptions {
   /** PostgreSQL only: the schema to work in (tests give each run its own). */
   schema?: string;
   poolSize?: number;
+  /**
+   * PostgreSQL only: whether writing events wakes the delivery workers of other processes
+   * (NOTIFY; true by default). A process that runs its own worker wakes it in-process, and that
+   * worker fans out every event this process writes, so its writes need not wake anyone else:
+   * NOTIFY costs each writing transaction a queue entry and a lock at commit.
+   */
+  wakesOtherWorkers?: boolean;
 }
 
 /**
@@ -136,7 +143,7 @@ async function openPostgres(url: string, options: ConnectOptions): Promise<Stora
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   // The cursor lets a read take its rows a batch at a time (row-stream.ts).
-  const dialect = postgresDialect(url);
+  const dialect = postgresDialect(url, options.wakesOtherWorkers ?? true);
   const db: Db = new Kysely({ dialect: withPlainbaseDialect(postgresKyselyDialect(pool, await loadCursor()), dialect) });
   enableDirectPostgres(db, dialect, pool);
   return { db, dialect, openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };

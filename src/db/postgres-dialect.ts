@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type NotificationChannel } from './dialect.js';
+import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type NotificationChannel, type TableColumns } from './dialect.js';
 import { prepareCopy } from './postgres-copy.js';
 
 // PostgreSQL error classes 08 (connection exception) and 57P (operator intervention), plus the
@@ -8,10 +8,13 @@ const pgUnavailableCodes = /^(08|57P)|^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFO
 
 /**
  * PostgreSQL through pg: a pool of connections, shared with other processes. `url` is for the
- * connection LISTEN needs of its own (listen).
+ * connection LISTEN needs of its own (listen). `wakesOtherWorkers`: whether writing events sends
+ * a NOTIFY to the delivery workers of other processes (connect.ts, ConnectOptions).
  */
-export function postgresDialect(url: string): Dialect {
-  return { ...postgresOperations, listen: (channel, onNotify) => listenForNotifications(url, channel, onNotify) };
+export function postgresDialect(url: string, wakesOtherWorkers = true): Dialect {
+  const listen: Dialect['listen'] = (channel, onNotify) => listenForNotifications(url, channel, onNotify);
+  if (wakesOtherWorkers) return { ...postgresOperations, listen };
+  return { ...postgresOperations, listen, notifyEvents: null, insertsTogether: (...args) => insertsTogether(...args, false) };
 }
 
 /** The channel of notifyEvents: workers listen on it for new events. */
@@ -37,13 +40,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   jsonText: (value) => JSON.stringify(value),
   jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
   notifyEvents: sql`select pg_notify(${sql.lit(EVENTS_WRITTEN)}, '')`,
-  insertsTogether: (guard, guardParameters, tables, parameter) => {
-    let position = guardParameters;
-    // INSERT … SELECT takes each parameter's type from its column, as INSERT … VALUES does.
-    const inserts = tables.map(({ table, columns }, i) =>
-      `insert_${i} as (insert into "${table}" (${columns.map((column) => `"${column}"`).join(', ')}) select ${columns.map(() => parameter(++position)).join(', ')} from guard)`);
-    return `with guard as (${guard}), ${inserts.join(', ')} select pg_notify('${EVENTS_WRITTEN}', '') from guard`;
-  },
+  insertsTogether: (...args) => insertsTogether(...args, true),
   notifyEventsSequenced: sql`select pg_notify('plainbase_events_sequenced', '')`,
   // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
   sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
@@ -90,6 +87,14 @@ function pgTextAt(path: readonly string[]): RawBuilder<string> {
 }
 
 /** A client of its own for LISTEN (a pooled connection would be handed to others). */
+function insertsTogether(guard: string, guardParameters: number, tables: readonly TableColumns[], parameter: (position: number) => string, notify: boolean): string {
+  let position = guardParameters;
+  // INSERT … SELECT takes each parameter's type from its column, as INSERT … VALUES does.
+  const inserts = tables.map(({ table, columns }, i) =>
+    `insert_${i} as (insert into "${table}" (${columns.map((column) => `"${column}"`).join(', ')}) select ${columns.map(() => parameter(++position)).join(', ')} from guard)`);
+  return `with guard as (${guard}), ${inserts.join(', ')} select ${notify ? `pg_notify('${EVENTS_WRITTEN}', '')` : '1'} from guard`;
+}
+
 function listenForNotifications(url: string, channel: NotificationChannel, onNotify: () => void): () => void {
   // Imported here, not at the top, so that a SQLite process never loads the PostgreSQL driver.
   const listening = import('pg').then(({ default: pg }) => {
