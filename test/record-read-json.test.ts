@@ -3,9 +3,10 @@ import { Client, expectError, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 /**
- * Reads write a record's data into the answer from its stored JSON text (SQLite) instead of
- * parsing and serialising it again (src/http/routes/records/record-json.ts). The answer must be
- * what serialising the data gives, byte for byte, whatever the data holds, on both engines; and
+ * Reads write a record's data into the answer from the JSON text the database gives (SQLite's
+ * stored text, PostgreSQL's jsonb text) instead of parsing and serialising it again
+ * (src/http/routes/records/record-json.ts). The answer must read back as the same value, whatever
+ * the data holds (numbers too: PostgreSQL writes 1e21 out in plain decimal), on both engines; and
  * the envelope must keep RecordBody's fields and order.
  */
 describeEachEngine('record reads as JSON', (engine) => {

@@ -124,6 +124,9 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   }
 }
 
+const INT8 = 20;
+const JSONB = 3802;
+
 async function openPostgres(url: string, options: ConnectOptions): Promise<Storage> {
   const pg = await loadPg();
   const pool = new pg.Pool({
@@ -134,10 +137,12 @@ async function openPostgres(url: string, options: ConnectOptions): Promise<Stora
     // workers have been seen failing to find such a schema ("does not exist", in a parallel
     // worker), so those connections plan without them.
     options: options.schema ? `-c search_path=${options.schema} -c max_parallel_workers_per_gather=0` : undefined,
-    // Counts come back as int8; they always fit a JS number here.
+    // Counts come back as int8; they always fit a JS number here. jsonb comes back as its text:
+    // most reads only pass record data through to an answer (Dialect.jsonText), and parsing it
+    // to write it out again cost each record two passes.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        oid === INT8 ? (value: string) => Number(value) : oid === JSONB ? (value: string) => value : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
   // An idle client losing its connection must not crash the process; the next query reports it.

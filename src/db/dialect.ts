@@ -41,12 +41,12 @@ export interface Dialect {
   currentSchema(db: Kysely<any>): Promise<string | undefined>;
   /** A cheap round trip for readiness checks. */
   ping: RawBuilder<unknown>;
-  /** A JSON column's value as read from the driver (text on SQLite, parsed jsonb on PostgreSQL). */
+  /** A JSON column's value as read from the driver (text on both engines: db/connect.ts), parsed. */
   readJson(value: unknown): unknown;
   /**
-   * A JSON column's value as read from the driver, as JSON text: what JSON.stringify(readJson(value))
-   * gives. On SQLite that is the stored text as it is (every write stores writeJson's output), so
-   * nothing is parsed; PostgreSQL gives jsonb parsed, written out again here.
+   * A JSON column's value as read from the driver, as JSON text of the same value as readJson's:
+   * the text as it is, so nothing is parsed. On SQLite that is writeJson's output as stored; on
+   * PostgreSQL, jsonb's own text (a space after each colon and comma, numbers in plain decimal).
    */
   jsonText(value: unknown): string;
   /**

@@ -36,8 +36,9 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
     return rows[0]?.schema;
   },
   ping: sql`select 1`,
-  readJson: (value) => value,
-  jsonText: (value) => JSON.stringify(value),
+  // jsonb comes as its text (connect.ts): `{"a": 1}`, with a space after each colon and comma.
+  readJson: (value) => JSON.parse(value as string),
+  jsonText: (value) => value as string,
   jsonArrayTexts: (parameter) => `select jsonb_array_elements_text(cast(${parameter} as jsonb))`,
   notifyEvents: sql`select pg_notify(${sql.lit(EVENTS_WRITTEN)}, '')`,
   insertsTogether: (...args) => insertsTogether(...args, true),
