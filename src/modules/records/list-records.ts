@@ -12,7 +12,7 @@ import { attachedFileIdsOf, withAttachedFiles } from '../files/attached-files.js
 import type { KeyGuard, KeyGuess } from '../keys/key-guess.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
-import { buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
+import { bindsScopeFirst, buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
 import { readAhead } from './read-ahead.js';
 import { RECORD_LISTED_COLUMNS, toRecordRead, type RecordData, type RecordRead, type RecordReadRow } from './record-shape.js';
@@ -120,6 +120,7 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
     compiled = buildListRecordsQuery({ ...parsedScope(), sort, limit: query.limit, after, fields, withFiles }).compile();
   }
+  if (withFiles && !bindsScopeFirst(compiled, workspaceId, collection.id)) throw new Error('a list statement with files must bind the workspace and the collection first');
   const pinned = { collectionId: collection.id };
   const { rows, data, more } = await explained(readPage(deps, compiled, query.limit, (row) => {
     const read = toRecordRead(deps.dialect, row, pinned);

@@ -97,13 +97,30 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
 
   const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
   let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
-  if (withFiles) query = query.select(sql.raw<string | null>(attachedFileIdsSql('records')).as('files'));
+  if (withFiles) query = query.select(sql.raw<string | null>(pageFilesSql(dialect)).as('files'));
   if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
   for (const { term } of kept) {
     query = query.orderBy(term.expression, orderModifiers(term));
   }
   return query.limit(rowLimit(limit + 1));
 }
+
+/**
+ * Each record's files (attachedFileIdsSql), looked for only when the collection has any file at
+ * all: the probe has no reference to the row, so PostgreSQL runs it once for the page and skips the
+ * per-record subquery of a collection without files (a page of 50 cost about a quarter more with
+ * it). The probe names the statement's first two parameters, the workspace and the collection:
+ * scopedQuery binds them first and the select list binds nothing (listRecords checks).
+ */
+function pageFilesSql(dialect: Dialect): string {
+  if (!dialect.numberedParameters) throw new Error('the files of a page in its statement need numbered parameters');
+  const [workspace, collection] = [dialect.parameter(1), dialect.parameter(2)];
+  return `case when exists (select 1 from files fl where fl.workspace_id = ${workspace} and fl.collection_id = ${collection}) then ${attachedFileIdsSql('records')} end`;
+}
+
+/** Whether a compiled list statement binds the workspace and the collection first, as pageFilesSql needs. */
+export const bindsScopeFirst = (compiled: CompiledQuery, workspaceId: string, collectionId: string): boolean =>
+  compiled.parameters[0] === workspaceId && compiled.parameters[1] === collectionId;
 
 /**
  * A list query compiled once, for first pages: the statement of buildListRecordsQuery without a
