@@ -53,9 +53,11 @@ const findKeyWithSecretsAndRole = directQuery<KeyRow>('plainbase_find_api_key', 
 export async function authenticateKey(deps: Deps, token: string, ip: string | null): Promise<KeyCaller> {
   const parsed = parsedToken(token);
   const rows = await findKeyWithSecretsAndRole.run(deps.db, [parsed.keyId]);
-  if (!deps.dialect.statementsRoundTrip) return callerOf(deps, hashToken(token, deps.config.keyPepper), parsed, rows, ip);
+  const hash = hashToken(token, deps.config.keyPepper);
+  // Where statements are round trips, the rows a request accepts are the next request's guess.
+  if (!deps.dialect.statementsRoundTrip) return callerOf(deps, hash, parsed, rows, ip);
   try {
-    const caller = callerOf(deps, hashToken(token, deps.config.keyPepper), parsed, rows, ip);
+    const caller = callerOf(deps, hash, parsed, rows, ip);
     rememberKeyRows(deps.db, parsed.keyId, rows);
     return caller;
   } catch (error) {
