@@ -107,8 +107,8 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
   let sort: readonly SortKey[];
   let compiled: CompiledQuery;
   const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${remembered !== undefined}\n${keyGuard !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
-  // Where statements are round trips, each record's files come with it, instead of from a probe
-  // for any file of the collection and, if there are some, a statement for the page's.
+  // Where statements are round trips, each record's files come with it (the statement probes for
+  // any file of the collection first), instead of from a probe and a statement for the page's.
   const withFiles = deps.dialect.statementsRoundTrip;
   const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields, withFiles }));
   const explained = <T>(work: Promise<T>) => explainingUnreadable(deps, workspaceId, collection.id, work);
