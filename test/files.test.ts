@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { InjectOptions } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../src/abilities.js';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -240,6 +241,25 @@ describeEachEngine('files', (engine) => {
           expectError(await upload('photos', cut, { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }), 400, 'INVALID_REQUEST');
           expectError(await upload('nope', PHOTO, { name: 'a.png', type: 'image/png' }), 404, 'NOT_FOUND');
           expectError(await send({ method: 'GET', url: '/v1/collections/photos/files/fil_nope', headers: bearer(keys.all) }), 400, 'INVALID_REQUEST');
+          await expectStoreMatchesRows();
+        });
+
+        // PostgreSQL only: a lock on the collections table holds the upload at its collection
+        // lookup (SQLite's readers do not wait for a writer), while the form's end is parsed.
+        it.runIf(engine === 'postgres')('a form that breaks off while the upload waits for its collection leaves nothing behind', async () => {
+          const boundary = 'b';
+          const cut = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\nabc`);
+          const { pending } = await t.storage.db.transaction().execute(async (trx) => {
+            await sql`lock table collections in access exclusive mode`.execute(trx);
+            const pending = upload('photos', cut, { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+            // busboy reads the end of the form, and reports it broken, while the lookup waits.
+            await sleep(500);
+            return { pending };
+          });
+          // Before the fix the upload waited forever on a stream whose error it had missed.
+          const reply = await Promise.race([pending, sleep(10_000).then(() => null)]);
+          expect(reply, 'the upload never answered').not.toBeNull();
+          expectError(reply!, 400, 'INVALID_REQUEST');
           await expectStoreMatchesRows();
         });
 

@@ -96,6 +96,10 @@ export async function uploadFile(deps: Deps, context: CollectionContext, idOrNam
   const id = newId('fil', deps.clock.now().getTime());
   const storageKey = `${collection.workspace_id}/${collection.id}/${id}`;
   const meter = new UploadMeter(deps.config.fileMaxBytes);
+  // An upload that failed already is failed here, before the store starts reading: the store's
+  // write finds the meter errored and rejects with it; this keeps the error from going unheard
+  // meanwhile (an unheard stream error would stop the process).
+  meter.on('error', () => undefined);
   feed(input.body, meter);
   const store = fileStoreFor(deps);
   await store.write(storageKey, meter);
