@@ -6,10 +6,10 @@ import { afterEach, expect, it } from 'vitest';
 import { DiskStore } from '../src/storage/disk-store.js';
 
 /**
- * A write whose source fails must leave no temporary file, however early it fails. The file is
- * opened asynchronously while the source is already flowing: a source that fails before the open
- * has finished used to see its temporary file removed before it existed, and then created.
- * (The file tests found one such `.part` file left by a refused upload on a busy machine.)
+ * A write whose source fails must leave no temporary file, however early it fails: the file is
+ * opened asynchronously while the source may already have failed. (Written while looking for a
+ * `.part` file a refused upload once left on a busy machine; DiskStore passes it, so that leak
+ * came from elsewhere.)
  */
 let root: string | undefined;
 afterEach(() => {

@@ -256,7 +256,7 @@ describeEachEngine('files', (engine) => {
             await sleep(500);
             return { pending };
           });
-          // Before the fix the upload waited forever on a stream whose error it had missed.
+          // An upload waiting forever on a stream whose error it missed would not answer: 10 s at most.
           const reply = await Promise.race([pending, sleep(10_000).then(() => null)]);
           expect(reply, 'the upload never answered').not.toBeNull();
           expectError(reply!, 400, 'INVALID_REQUEST');
