@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DurableFileWriter } from './durable-file-writer.js';
+import { closed } from './spool-file.js';
 import { checkKey, type ByteRange, type FileStore } from './file-store.js';
 
 const READ_BYTES = 256 * 1024;
@@ -29,12 +30,14 @@ export class DiskStore implements FileStore {
     const final = this.pathOf(key);
     await this.prepare();
     const temp = path.join(this.temp, `${randomUUID()}.part`);
+    const writer = new DurableFileWriter(temp);
     try {
       // On the disk before the rename, so the name never points at content still only in memory.
-      await pipeline(source, new DurableFileWriter(temp));
+      await pipeline(source, writer);
       await fsp.mkdir(path.dirname(final), { recursive: true });
       await fsp.rename(temp, final);
     } catch (error) {
+      await closed(writer);
       await fsp.rm(temp, { force: true });
       throw error;
     }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /**
@@ -33,13 +33,24 @@ export async function spoolToFile(chunks: AsyncIterable<Buffer>, folder: string)
   await prepare(folder);
   const file = path.join(folder, `${randomUUID()}.spool`);
   const remove = () => fsp.rm(file, { force: true });
+  const out = fs.createWriteStream(file, { flags: 'wx' });
   try {
-    await pipeline(chunks, fs.createWriteStream(file, { flags: 'wx' }));
+    await pipeline(chunks, out);
   } catch (error) {
+    await closed(out);
     await remove();
     throw error;
   }
   return { read: () => fs.createReadStream(file, { highWaterMark: READ_BYTES }), remove };
+}
+
+/**
+ * Resolves once `stream` has closed. A pipeline whose source fails can settle while the stream is
+ * still opening its file: removed before it exists, the file would be created after and left.
+ */
+export function closed(stream: Writable): Promise<void> {
+  if (stream.closed) return Promise.resolve();
+  return new Promise((resolve) => stream.once('close', () => resolve()));
 }
 
 /** True for an error of the disk itself (no room, no rights, read-only), not of the data sent. */
