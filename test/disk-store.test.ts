@@ -7,9 +7,9 @@ import { DiskStore } from '../src/storage/disk-store.js';
 
 /**
  * A write whose source fails must leave no temporary file, however early it fails: the file is
- * opened asynchronously while the source may already have failed. (Written while looking for a
- * `.part` file a refused upload once left on a busy machine; DiskStore passes it, so that leak
- * came from elsewhere.)
+ * opened asynchronously while the source may already have failed, and a pipeline can settle
+ * before the file is open (DiskStore waits for it to close before removing it). Written while
+ * looking for a `.part` file a refused upload once left on a busy machine; it did not reproduce it.
  */
 let root: string | undefined;
 afterEach(() => {

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { settleKeyGuess } from '../src/http/auth.js';
 import type { KeyGuess } from '../src/modules/keys/key-guess.js';
-import { Client, expectError, KeyClient, signedInOwner, type Reply } from './support/client.js';
+import { Client, expectError, KeyClient, sameSessionOn, signedInOwner, type Reply } from './support/client.js';
 import { startCountingApp, type CountingApp } from './support/counting-app.js';
 import { describeEachEngine, startTestAppBeside, type TestApp } from './support/harness.js';
 
@@ -26,9 +26,7 @@ describeEachEngine('a key guessed from an earlier request', (engine) => {
     a = await startCountingApp(engine);
     b = await startTestAppBeside(a);
     owner = await signedInOwner(a);
-    ownerB = new Client(b);
-    ownerB.cookie = owner.cookie;
-    ownerB.workspaceId = owner.workspaceId;
+    ownerB = sameSessionOn(b, owner);
   });
   afterAll(async () => {
     await b?.close();

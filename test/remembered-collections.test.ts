@@ -4,7 +4,7 @@ import { newId } from '../src/ids.js';
 import { newEventRow } from '../src/modules/events/outbox.js';
 import { createInOneStatement } from '../src/modules/records/one-statement-create.js';
 import { newRecordRow } from '../src/modules/records/record-shape.js';
-import { Client, expectError, inNewWorkspace, KeyClient, signedInOwner } from './support/client.js';
+import { Client, expectError, inNewWorkspace, KeyClient, sameSessionOn, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } from './support/harness.js';
 
 /**
@@ -27,9 +27,7 @@ describeEachEngine('creates against a remembered collection', (engine) => {
     a = await startTestApp(engine);
     b = await startTestAppBeside(a);
     ownerA = await signedInOwner(a);
-    ownerB = new Client(b);
-    ownerB.cookie = ownerA.cookie;
-    ownerB.workspaceId = ownerA.workspaceId;
+    ownerB = sameSessionOn(b, ownerA);
     const key = await ownerA.post('/v1/keys', { name: 'writer', scopes: ['records:create', 'records:read'] });
     keyA = new KeyClient(a, key.body.secret);
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DurableFileWriter } from './durable-file-writer.js';
-import { closed } from './spool-file.js';
+import { closed } from './stream-closed.js';
 import { checkKey, type ByteRange, type FileStore } from './file-store.js';
 
 const READ_BYTES = 256 * 1024;

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { closed } from './stream-closed.js';
 
 /**
  * A request body held on the local disk until it has arrived whole, so that work which must not
@@ -42,15 +43,6 @@ export async function spoolToFile(chunks: AsyncIterable<Buffer>, folder: string)
     throw error;
   }
   return { read: () => fs.createReadStream(file, { highWaterMark: READ_BYTES }), remove };
-}
-
-/**
- * Resolves once `stream` has closed. A pipeline whose source fails can settle while the stream is
- * still opening its file: removed before it exists, the file would be created after and left.
- */
-export function closed(stream: Writable): Promise<void> {
-  if (stream.closed) return Promise.resolve();
-  return new Promise((resolve) => stream.once('close', () => resolve()));
 }
 
 /** True for an error of the disk itself (no room, no rights, read-only), not of the data sent. */

@@ -75,6 +75,14 @@ export async function signedInOwner(t: TestApp): Promise<Client & { personId: st
   return client;
 }
 
+/** The same signed-in caller, session and workspace, through another app (another process). */
+export function sameSessionOn(t: TestApp, client: Client): Client {
+  const other = new Client(t);
+  other.cookie = client.cookie;
+  other.workspaceId = client.workspaceId;
+  return other;
+}
+
 /** The same signed-in person in a new workspace of their own: a second tenant beside the first. */
 export async function inNewWorkspace(t: TestApp, person: Client, name: string): Promise<Client> {
   const created = await person.post('/v1/workspaces', { name });

@@ -86,8 +86,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The whole app in-process on a fresh database, with a clock the test moves. */
-export async function startTestApp(engine: Engine, overrides: Partial<Config> = {}): Promise<TestApp> {
+/**
+ * The whole app in-process on a fresh database, with a clock the test moves. `appDb` makes the
+ * database the app uses from the fresh one (a test wraps it to watch its queries: counting-app.ts).
+ */
+export async function startTestApp(engine: Engine, overrides: Partial<Config> = {}, appDb: (db: Storage['db']) => Storage['db'] = (db) => db): Promise<TestApp> {
   const storage = await freshStorage(engine);
   await migrateToLatest(storage.db).catch(async (error: unknown) => {
     await storage.close();
@@ -95,7 +98,7 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
   });
   const clock = new ManualClock();
   const config = testConfig({ ...overrides, database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
-  const deps: Deps = { config, db: storage.db, dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot };
+  const deps: Deps = { config, db: appDb(storage.db), dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot };
   // The very object the app uses, so a test can wire more into it later (a DNS resolver).
   const appDeps = Object.assign(deps, { logger: false as const });
   const app = await buildApp(appDeps);

@@ -101,8 +101,8 @@ async function uploadInput(request: FastifyRequest, queryName: string | undefine
   if (!part) throw invalidRequest('The form has no file part.', { field: 'body' });
   // busboy reports a form that breaks off (no closing boundary) by emitting 'error' on the file
   // stream, without destroying it; the upload starts reading only after looking up the
-  // collection, and an error emitted before then would be missed, leaving the store's write
-  // waiting forever on its temporary file. Destroyed, the stream keeps the error for later readers.
+  // collection, and a listener added then would not hear an error emitted before. Destroyed, the
+  // stream keeps the error for later readers.
   part.file.once('error', (error) => part.file.destroy(error));
   const name = queryName ?? part.filename;
   if (!name) throw invalidRequest('The file part has no file name; name the file with ?name=.', { field: 'querystring.name' });
