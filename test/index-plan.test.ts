@@ -192,6 +192,38 @@ describeEachEngine('record indexes', (engine) => {
     expect(page.every((row) => (storage.dialect.readJson(row.data) as { status: string }).status === 's42')).toBe(true);
   });
 
+  // PostgreSQL only: there a list is a statement prepared once per connection, which may run on
+  // one plan made for every call (a generic plan); SQLite's statements are planned as they are bound.
+  it.runIf(engine === 'postgres')('serves a filter from the index in the one plan made for every call, and only with the collection named in the text', async () => {
+    await insertPeople(3000);
+    await createIndex(db, storage.dialect, { workspaceId, collectionId, name: 'by_email', fields: ['data.email'], unique: false, now: NOW });
+    await sql`analyze`.execute(db);
+    const sqlName = await sqlNameOf('by_email');
+
+    /** The generic plan of the statement, as a connection that prepared it would keep it. */
+    const genericPlanOf = (text: string, parameters: readonly unknown[]) =>
+      db.connection().execute(async (connection) => {
+        await sql`prepare list_page as ${sql.raw(text)}`.execute(connection);
+        try {
+          await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
+          const values = sql.join(parameters.map((value) => sql.lit(value)));
+          const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (format json) execute list_page (${values})`.execute(connection);
+          return JSON.stringify(rows[0]!['QUERY PLAN']);
+        } finally {
+          await sql`reset plan_cache_mode`.execute(connection);
+          await sql`deallocate list_page`.execute(connection);
+        }
+      });
+
+    const { sql: text, parameters } = listQuery('data.email = "user42@example.com"', 'data.email').compile();
+    expect(text).toContain(`= '${collectionId}'`);
+    expect(await genericPlanOf(text, parameters)).toContain(sqlName);
+    // The same text without the collection as a literal: no plan for every collection can use it.
+    const withoutLiteral = text.replace(` and "collection_id" = '${collectionId}'`, '');
+    expect(withoutLiteral).not.toContain(collectionId);
+    expect(await genericPlanOf(withoutLiteral, parameters)).not.toContain(sqlName);
+  });
+
   it('makes a unique index refuse a second record with the same value', async () => {
     const index = await createIndex(db, storage.dialect, { workspaceId, collectionId, name: 'email', fields: ['data.email'], unique: true, now: NOW });
     expect(index).toEqual({ name: 'email', fields: ['data.email'], unique: true });

@@ -9,6 +9,7 @@ import { withPlainbaseDialect } from './kysely-dialect.js';
 import { enableChangeWatch, TableWriteCounter } from './change-watch.js';
 import { postgresDialect } from './postgres-dialect.js';
 import { postgresKyselyDialect } from './postgres-driver.js';
+import { CONNECTION_LIFETIME_SECONDS, statementCappedClient } from './prepared-statements.js';
 import { sqliteDialect } from './sqlite-dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
 import { pingDatabase } from './ping.js';
@@ -133,6 +134,10 @@ async function openPostgres(url: string, options: ConnectOptions): Promise<Stora
     connectionString: url,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 5000,
+    // Record queries are prepared per connection, a bounded number each (prepared-statements.ts);
+    // a connection retired now and then gives up the ones its callers no longer send.
+    Client: statementCappedClient(pg.Client),
+    maxLifetimeSeconds: CONNECTION_LIFETIME_SECONDS,
     // A schema of its own is for tests, which make and drop many at once: PostgreSQL 15's parallel
     // workers have been seen failing to find such a schema ("does not exist", in a parallel
     // worker), so those connections plan without them.

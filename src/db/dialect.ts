@@ -170,6 +170,14 @@ export interface Dialect {
    * walk of the whole index, so once a large collection is analysed a scan of the table wins.
    */
   recordIndexesLeadWithCollection: boolean;
+  /**
+   * Whether a record query whose text repeats is prepared once per connection and may then run
+   * on one plan made for all calls (prepared-statements.ts: PostgreSQL). Such a plan can use a
+   * record index, a partial index of one collection, only when the query names that collection
+   * as a literal (records/query/collection-literal.ts): a parameter could be any collection.
+   * SQLite's statements are kept by statement-cache.ts and take the collection as a parameter.
+   */
+  preparesRecordQueries: boolean;
 }
 
 /** Rows made ready by Dialect.prepareRows. */

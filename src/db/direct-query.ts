@@ -3,6 +3,7 @@ import { sql, type Kysely, type SqliteDatabase as KyselySqliteDatabase } from 'k
 import type pg from 'pg';
 import { mapDriverError } from './db-errors.js';
 import { dialectOf, type Dialect } from './dialect.js';
+import { statementNameOf } from './prepared-statements.js';
 import type { Executor } from './schema.js';
 
 /**
@@ -107,6 +108,16 @@ export function directQuery<Row>(name: string, text: (parameter: (position: numb
       return sql<Row>(template, ...inOrder(positions, parameters)).execute(db).then((result) => result.rows);
     },
   };
+}
+
+/**
+ * A query's rows through a statement named by its text (prepared-statements.ts), on PostgreSQL;
+ * null where the direct path cannot run it (SQLite, a transaction, a Kysely instance with
+ * plugins), and the caller runs the query as usual.
+ */
+export function readPrepared(db: Executor, text: string, values: readonly unknown[]): Promise<unknown[]> | null {
+  const direct = runners.get(db as Kysely<any>);
+  return direct?.read(statementNameOf(text), text, values) ?? null;
 }
 
 /** Called once by connect.ts for the main SQLite connection and its statement cache. */

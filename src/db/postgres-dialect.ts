@@ -74,6 +74,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   textContains: (haystack, needle) => sql<SqlBool>`(strpos(${haystack}, ${needle}) > 0)`,
   nullsFirstIndexColumn: (expression) => sql`${expression} nulls first`,
   recordIndexesLeadWithCollection: false,
+  preparesRecordQueries: true,
 };
 
 /** `"data"->'a'->'b'`: the jsonb value at the path. */

@@ -1,5 +1,6 @@
 import type { CompiledQuery, Kysely, SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import { mapDriverError } from './db-errors.js';
+import { readPrepared } from './direct-query.js';
 import { dialectOf } from './dialect.js';
 import type { Executor } from './schema.js';
 
@@ -14,7 +15,8 @@ import type { Executor } from './schema.js';
  *   small page); otherwise one row at a time, through the statement's iterator, run
  *   synchronously; stopping resets the statement, so no row after the last one wanted is read.
  *   The connection is held through Kysely's mutex like any query's.
- * - PostgreSQL: likewise in one query when `maxRows` fits in a batch; otherwise a cursor
+ * - PostgreSQL: likewise in one query when `maxRows` fits in a batch (a prepared one when the
+ *   text repeats, RowBatches.repeats); otherwise a cursor
  *   (pg-cursor, through Kysely's `stream`), `batchRows` per round trip; stopping closes it.
  * - Elsewhere (a Kysely instance this module was not told about, such as a test's with plugins,
  *   or a single batch on PostgreSQL): the rows are read whole, as any query reads them.
@@ -23,6 +25,11 @@ import type { Executor } from './schema.js';
 export interface RowBatches {
   batchRows: number;
   maxRows: number;
+  /**
+   * The query's text repeats from call to call: on PostgreSQL a read in one batch runs it as a
+   * statement named by its text (prepared-statements.ts), planned once per connection.
+   */
+  repeats?: boolean;
 }
 
 /** Return false to stop reading. */
@@ -64,5 +71,6 @@ export async function visitRows<Row>(executor: Executor, query: CompiledQuery, b
     }
     return;
   }
-  for (const row of (await executor.executeQuery<Row>(query)).rows) if (!visit(row)) return;
+  const rows = (batches.repeats ? await readPrepared(executor, query.sql, query.parameters) : null) ?? (await executor.executeQuery<Row>(query)).rows;
+  for (const row of rows as Row[]) if (!visit(row)) return;
 }

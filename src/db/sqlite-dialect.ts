@@ -63,6 +63,7 @@ export const sqliteDialect: Dialect = {
   textContains: (haystack, needle) => sql<SqlBool>`(instr(${haystack}, ${needle}) > 0)`,
   nullsFirstIndexColumn: (expression) => sql`${expression}`,
   recordIndexesLeadWithCollection: true,
+  preparesRecordQueries: false,
 };
 
 const sqlitePath = (path: readonly string[]) => sql.lit(`$.${checkedPath(path).join('.')}`);

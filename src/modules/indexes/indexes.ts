@@ -7,6 +7,7 @@ import type { Executor, RecordIndexesTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { findCollection } from '../collections/collections.js';
+import { collectionLiteralPredicate } from '../records/query/collection-literal.js';
 import { fieldTerms } from '../records/query/compile.js';
 import { parseFieldRef, type FieldRef } from '../records/query/field-ref.js';
 
@@ -90,15 +91,6 @@ function indexColumns(fields: FieldRef[], unique: boolean, dialect: Dialect): Ex
   return [...collection, ...terms, ...(unique ? [] : [sql.ref('id')])];
 }
 
-/** Our own ids only: the id is written into the index's SQL as a literal (DDL takes no parameters). */
-const COLLECTION_ID = /^col_[0-9a-z]{26}$/;
-
-/** `where collection_id = '<id>'`: the rows of the collection, and no other's. */
-function collectionPredicate(collectionId: string) {
-  if (!COLLECTION_ID.test(collectionId)) throw new Error(`not a collection id: ${JSON.stringify(collectionId)}`);
-  return sql`${sql.ref('collection_id')} = ${sql.lit(collectionId)}`;
-}
-
 /**
  * Runs `work` so that it takes effect whole or not at all: in a transaction of its own, or in a
  * savepoint of the caller's. A savepoint also keeps the caller's PostgreSQL transaction usable
@@ -149,7 +141,7 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
       throw error;
     }
     try {
-      await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))}) where ${collectionPredicate(collectionId)}`.execute(trx);
+      await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(sqlName)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))}) where ${collectionLiteralPredicate(collectionId)}`.execute(trx);
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw new AppError('CONFLICT', `The index ${name} cannot be unique: some records of the collection share values of ${index.fields.join(', ')}.`, {

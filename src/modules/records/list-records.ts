@@ -106,7 +106,9 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
   });
   let sort: readonly SortKey[];
   let compiled: CompiledQuery;
-  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${trashed}\n${remembered !== undefined}\n${keyGuard !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
+  // Where the query names its collection as a literal (Dialect.preparesRecordQueries), it is kept per collection.
+  const collectionInText = deps.dialect.preparesRecordQueries ? collection.id : '';
+  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${collectionInText}\n${trashed}\n${remembered !== undefined}\n${keyGuard !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
   // Where statements are round trips, each record's files come with it (the statement probes for
   // any file of the collection first), instead of from a probe and a statement for the page's.
   const withFiles = deps.dialect.statementsRoundTrip;
@@ -209,7 +211,8 @@ async function readPage(deps: Deps, compiled: CompiledQuery, limit: number, toRe
     exact += size;
     return true;
   };
-  await visitRows<ListedRow>(deps.db, compiled, readAhead(deps, limit + 1), (row) => {
+  // A list's text is its filter's and sort's shape, the same from call to call (the values are parameters).
+  await visitRows<ListedRow>(deps.db, compiled, { ...readAhead(deps, limit + 1), repeats: true }, (row) => {
     const read = data.length < limit ? toRead(row) : null;
     if (!read || !fits(read)) {
       more = true;

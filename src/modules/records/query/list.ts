@@ -4,6 +4,7 @@ import type { CollectionsTable, Executor, RecordsTable } from '../../../db/schem
 import { rememberedGuardCondition, rememberedGuardValues } from '../../collections/remembered-collections.js';
 import { keyGuardCondition, keyGuardValues, type KeyGuard } from '../../keys/key-guess.js';
 import { attachedFileIdsSql } from '../../files/attached-files.js';
+import { collectionLiteralPredicate } from './collection-literal.js';
 import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
 import { rowLimit } from '../../../db/row-limit.js';
 import { AppError } from '../../../errors.js';
@@ -76,6 +77,9 @@ function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, tra
   // Their values right after the first two, where compiledReusableListQuery puts them.
   if (remembered) query = query.where(rememberedGuardCondition(remembered));
   if (keyGuard) query = query.where(keyGuardCondition(keyGuard));
+  // Said twice where a plan serves every call: the parameter keeps the values' order above, the
+  // literal lets that plan use the collection's record indexes (collection-literal.ts).
+  if (dialect.preparesRecordQueries) query = query.where(collectionLiteralPredicate(collectionId));
   query = query.where('trashed_at', trashed ? 'is not' : 'is', null);
   if (filter) query = query.where(compileFilter(filter, dialect));
   return query;
@@ -128,12 +132,14 @@ export const bindsScopeFirst = (compiled: CompiledQuery, workspaceId: string, co
  * the collection and, when it trusts a remembered collection, rememberedGuardValues, and
  * keyGuardValues when it trusts a guessed key) change from
  * call to call; the filter's own values after them do not (list-records.ts keeps these by filter
- * text and limit).
+ * text and limit, and by collection where the text names it: namedCollectionId).
  */
 export interface ReusableListQuery {
   sql: string;
   parameters: readonly unknown[];
   sort: readonly SortKey[];
+  /** The collection the text names as a literal (Dialect.preparesRecordQueries): it serves no other. */
+  namedCollectionId: string | null;
 }
 
 /** The parameters a reusable query takes anew on each call, in the order they are bound. */
@@ -152,11 +158,12 @@ export function reusableListQuery(options: Omit<ListRecordsOptions, 'after'>): R
   const { sql, parameters } = buildListRecordsQuery(options).compile();
   const scope = scopeValues(options);
   const fits = parameters.length >= scope.length && scope.every((value, i) => parameters[i] === value);
-  return fits ? { sql, parameters, sort: options.sort } : null;
+  return fits ? { sql, parameters, sort: options.sort, namedCollectionId: options.dialect.preparesRecordQueries ? options.collectionId : null } : null;
 }
 
 /** A reusable first-page query, for this workspace and collection (as remembered, with the key guard, if it was made so), ready to run. */
 export function compiledReusableListQuery(query: ReusableListQuery, scope: ReusableScope): CompiledQuery {
+  if (query.namedCollectionId !== null && query.namedCollectionId !== scope.collectionId) throw new Error('a list query that names its collection is reused for another');
   const parameters = [...query.parameters];
   scopeValues(scope).forEach((value, i) => {
     parameters[i] = value;
