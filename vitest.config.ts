@@ -1,16 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files whose assertions measure time or memory, or that drive a child process to a deadline
- * (and one under watch, below): they run after the rest, one at a time, so that no other file is their load. Two files at a
+ * Files whose assertions measure time or memory, or that drive a child process to a deadline:
+ * they run after the rest, one at a time, so that no other file is their load. Two files at a
  * time elsewhere cut the suite by about a third; with these among them, a create timed under
  * 100 ms beside a trickling import and the listen CLI's child failed in 2 of 8 full runs.
  */
 const ALONE = [
   'test/cli-listen.test.ts',
-  // Once in four runs beside another file, a refused upload (PostgreSQL, the data folder) left a
-  // temporary file that nothing removed; not reproduced alone. Here until that is understood.
-  'test/files.test.ts',
   'test/hostile-input.property.test.ts',
   'test/idle-memory.test.ts',
   'test/import-spooling.test.ts',

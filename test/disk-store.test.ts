@@ -1,18 +1,22 @@
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { DiskStore } from '../src/storage/disk-store.js';
+import { spoolToFile } from '../src/storage/spool-file.js';
 
 /**
  * A write whose source fails must leave no temporary file, however early it fails: the file is
  * opened asynchronously while the source may already have failed, and a pipeline can settle
- * before the file is open (DiskStore waits for it to close before removing it). Written while
- * looking for a `.part` file a refused upload once left on a busy machine; it did not reproduce it.
+ * before the file is open (DiskStore and spoolToFile wait for it to close before removing it).
+ * The last two tests make that order certain by holding the file's open; without the wait they
+ * leave the file every time (checked), as refused uploads and imports once did on busy machines.
  */
 let root: string | undefined;
 afterEach(() => {
+  vi.restoreAllMocks();
   if (root) fs.rmSync(root, { recursive: true, force: true });
   root = undefined;
 });
@@ -34,4 +38,60 @@ it('still keeps what a source that ends well wrote', async () => {
   await store.write('ws_test/file_ok', Readable.from([Buffer.from('hello')]));
   expect(fs.readFileSync(path.join(root, 'objects', 'ws_test', 'file_ok'), 'utf8')).toBe('hello');
   expect(fs.readdirSync(path.join(root, 'tmp'))).toEqual([]);
+});
+
+/**
+ * Holds every open of a file under `folder` (fs.open, which file streams use, and fs/promises'
+ * open, which DurableFileWriter uses), as a busy disk or thread pool may; answers a function
+ * that lets them go and waits for them.
+ */
+function holdOpensUnder(folder: string): () => Promise<void> {
+  const held: (() => void)[] = [];
+  const realOpen = fs.open;
+  vi.spyOn(fs, 'open').mockImplementation(((file: fs.PathLike, ...rest: unknown[]) => {
+    const openNow = () => (realOpen as (...args: unknown[]) => void)(file, ...rest);
+    if (String(file).startsWith(folder)) held.push(openNow);
+    else openNow();
+  }) as typeof fs.open);
+  const realPromiseOpen = fsp.open;
+  vi.spyOn(fsp, 'open').mockImplementation((file, ...rest) => {
+    if (!String(file).startsWith(folder)) return realPromiseOpen(file, ...rest);
+    return new Promise((resolve, reject) => held.push(() => realPromiseOpen(file, ...rest).then(resolve, reject)));
+  });
+  return async () => {
+    expect(held.length).toBeGreaterThan(0);
+    for (const openNow of held.splice(0)) openNow();
+    // Long enough for the opens, and for a close that follows each.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  };
+}
+
+const failingAtOnce = () => new Readable({ read() { this.destroy(new Error('the client went away')); } });
+
+it('leaves no temporary file when the source fails before the file is even open', async () => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-disk-store-'));
+  const store = new DiskStore(root);
+  await store.write('ws_test/file_warm', Readable.from([Buffer.from('makes the folders')]));
+  const release = holdOpensUnder(root);
+  const write = store.write('ws_test/file_late', failingAtOnce());
+  const settled = write.then(() => 'written', () => 'refused');
+  // The write can settle only once its file was opened and closed; let the open go after a while.
+  const first = await Promise.race([settled, new Promise((resolve) => setTimeout(() => resolve('waiting'), 100))]);
+  await release();
+  expect(await settled).toBe('refused');
+  expect(fs.readdirSync(path.join(root, 'tmp'))).toEqual([]);
+  expect(first).toBe('waiting');
+});
+
+it('leaves no spool file when the body fails before the file is even open', async () => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-spool-'));
+  const folder = path.join(root, 'spool');
+  await (await spoolToFile(Readable.from([Buffer.from('makes the folder')]), folder)).remove();
+  const release = holdOpensUnder(folder);
+  const settled = spoolToFile(failingAtOnce(), folder).then(() => 'spooled', () => 'refused');
+  const first = await Promise.race([settled, new Promise((resolve) => setTimeout(() => resolve('waiting'), 100))]);
+  await release();
+  expect(await settled).toBe('refused');
+  expect(fs.readdirSync(folder)).toEqual([]);
+  expect(first).toBe('waiting');
 });
