@@ -14,6 +14,8 @@ import { spoolToFile } from '../src/storage/spool-file.js';
  * The last two tests make that order certain by holding the file's open; without the wait they
  * leave the file every time (checked), as refused uploads and imports once did on busy machines.
  */
+const failingAtOnce = () => new Readable({ read() { this.destroy(new Error('the client went away')); } });
+
 let root: string | undefined;
 afterEach(() => {
   vi.restoreAllMocks();
@@ -24,8 +26,7 @@ afterEach(() => {
 it('leaves no temporary file when the source fails at once, many times over', async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-disk-store-'));
   const store = new DiskStore(root);
-  const failing = () => new Readable({ read() { this.destroy(new Error('the client went away')); } });
-  const writes = Array.from({ length: 200 }, (_, i) => store.write(`ws_test/file_${i}`, failing()));
+  const writes = Array.from({ length: 200 }, (_, i) => store.write(`ws_test/file_${i}`, failingAtOnce()));
   const results = await Promise.allSettled(writes);
   expect(results.every((result) => result.status === 'rejected')).toBe(true);
   expect(fs.readdirSync(path.join(root, 'tmp'))).toEqual([]);
@@ -41,11 +42,11 @@ it('still keeps what a source that ends well wrote', async () => {
 });
 
 /**
- * Holds every open of a file under `folder` (fs.open, which file streams use, and fs/promises'
- * open, which DurableFileWriter uses), as a busy disk or thread pool may; answers a function
- * that lets them go and waits for them.
+ * Runs `write` with every open of a file under `folder` held (fs.open, which file streams use, and
+ * fs/promises' open, which DurableFileWriter uses), as a busy disk or thread pool may, lets the
+ * opens go after 100 ms, and answers how the write ended and whether it was still waiting then.
  */
-function holdOpensUnder(folder: string): () => Promise<void> {
+async function withOpensHeld(folder: string, write: () => Promise<unknown>): Promise<{ outcome: string; waitedForOpen: boolean }> {
   const held: (() => void)[] = [];
   const realOpen = fs.open;
   vi.spyOn(fs, 'open').mockImplementation(((file: fs.PathLike, ...rest: unknown[]) => {
@@ -58,40 +59,33 @@ function holdOpensUnder(folder: string): () => Promise<void> {
     if (!String(file).startsWith(folder)) return realPromiseOpen(file, ...rest);
     return new Promise((resolve, reject) => held.push(() => realPromiseOpen(file, ...rest).then(resolve, reject)));
   });
-  return async () => {
-    expect(held.length).toBeGreaterThan(0);
-    for (const openNow of held.splice(0)) openNow();
-    // Long enough for the opens, and for a close that follows each.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  };
+  const settled = write().then(() => 'written', () => 'refused');
+  // The write may settle only once its file was opened and closed.
+  const first = await Promise.race([settled, new Promise((resolve) => setTimeout(() => resolve('waiting'), 100))]);
+  expect(held.length).toBeGreaterThan(0);
+  for (const openNow of held.splice(0)) openNow();
+  const outcome = await settled;
+  // Long enough for a late open to create its file, were it left to.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { outcome, waitedForOpen: first === 'waiting' };
 }
-
-const failingAtOnce = () => new Readable({ read() { this.destroy(new Error('the client went away')); } });
 
 it('leaves no temporary file when the source fails before the file is even open', async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-disk-store-'));
   const store = new DiskStore(root);
   await store.write('ws_test/file_warm', Readable.from([Buffer.from('makes the folders')]));
-  const release = holdOpensUnder(root);
-  const write = store.write('ws_test/file_late', failingAtOnce());
-  const settled = write.then(() => 'written', () => 'refused');
-  // The write can settle only once its file was opened and closed; let the open go after a while.
-  const first = await Promise.race([settled, new Promise((resolve) => setTimeout(() => resolve('waiting'), 100))]);
-  await release();
-  expect(await settled).toBe('refused');
+  const { outcome, waitedForOpen } = await withOpensHeld(root, () => store.write('ws_test/file_late', failingAtOnce()));
+  expect(outcome).toBe('refused');
   expect(fs.readdirSync(path.join(root, 'tmp'))).toEqual([]);
-  expect(first).toBe('waiting');
+  expect(waitedForOpen).toBe(true);
 });
 
 it('leaves no spool file when the body fails before the file is even open', async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-spool-'));
   const folder = path.join(root, 'spool');
   await (await spoolToFile(Readable.from([Buffer.from('makes the folder')]), folder)).remove();
-  const release = holdOpensUnder(folder);
-  const settled = spoolToFile(failingAtOnce(), folder).then(() => 'spooled', () => 'refused');
-  const first = await Promise.race([settled, new Promise((resolve) => setTimeout(() => resolve('waiting'), 100))]);
-  await release();
-  expect(await settled).toBe('refused');
+  const { outcome, waitedForOpen } = await withOpensHeld(folder, () => spoolToFile(failingAtOnce(), folder));
+  expect(outcome).toBe('refused');
   expect(fs.readdirSync(folder)).toEqual([]);
-  expect(first).toBe('waiting');
+  expect(waitedForOpen).toBe(true);
 });
