@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { addMember, signedInOwner, type Client } from './support/client.js';
 import { outbox } from './support/events.js';
@@ -97,6 +99,63 @@ describeEachEngine('collections', (engine) => {
     expect(types).toEqual(['collection.created', 'record.created', 'collection.deleted', 'collection.restored', 'collection.created']);
   });
 
+  it('a purge that races an import leaves none of the import\'s records behind, and other collections untouched', async () => {
+    const { body: leads } = await owner.post('/v1/collections', { name: 'leads' });
+    await owner.post('/v1/collections', { name: 'kept' });
+    const { body: kept } = await owner.post('/v1/collections/kept/records', { data: { stays: true } });
+    const body = Array.from({ length: 300 }, (_, i) => JSON.stringify({ n: i })).join('\n');
+
+    let imported: Promise<{ status: number; body: any }>;
+    let purged: Promise<{ status: number }>;
+    if (engine === 'postgres') {
+      // Forced interleaving: the import's transaction, its records written, waits on a lock held
+      // here on the audit table (its last write); the purge then deletes what it can see and
+      // waits on the collection row, which the import's records lock through their foreign key.
+      // Only once both wait does the import go on and commit, before the purge deletes the row.
+      const locked = deferred();
+      const release = deferred();
+      let holderPid = 0;
+      const held = t.deps.db.transaction().execute(async (trx) => {
+        await sql`lock table audit_log in exclusive mode`.execute(trx);
+        holderPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
+        locked.resolve();
+        await release.promise;
+      });
+      await locked.promise;
+      imported = owner.call('POST', '/v1/collections/leads/import', body, { 'content-type': 'application/x-ndjson' });
+      let importPid: number | undefined;
+      await waitUntil(async () => {
+        const waiting = await sql<{ pid: number }>`select pid from pg_locks where not granted and relation = to_regclass(current_schema() || '.audit_log')`.execute(t.deps.db);
+        importPid = waiting.rows[0]?.pid;
+        return importPid !== undefined;
+      });
+      purged = owner.delete('/v1/collections/leads?permanent=true');
+      // Until the purge waits too: on the import (the collection row), or, were nothing to hold it
+      // there, on the audit table at its own end, having deleted the collection already.
+      await waitUntil(async () => (await sql`select 1 from pg_stat_activity
+        where pid <> ${importPid}::int and pg_blocking_pids(pid) && array[${importPid}::int, ${holderPid}::int]`.execute(t.deps.db)).rows.length > 0);
+      release.resolve();
+      await held;
+    } else {
+      // SQLite's one connection runs the two transactions one after the other, whichever starts first.
+      imported = owner.call('POST', '/v1/collections/leads/import', body, { 'content-type': 'application/x-ndjson' });
+      purged = owner.delete('/v1/collections/leads?permanent=true');
+    }
+
+    expect((await purged).status).toBe(204);
+    const answer = await imported;
+    // On PostgreSQL the import committed first; on SQLite it may also find the collection gone.
+    if (engine === 'postgres') expect(answer.body).toMatchObject({ imported: 300 });
+    else expect([200, 404]).toContain(answer.status);
+    expect(await countRecords(leads.id)).toBe(0);
+    expect((await owner.get(`/v1/collections/kept/records/${kept.id}`)).body.data).toEqual({ stays: true });
+  });
+
+  async function countRecords(collectionId: string): Promise<number> {
+    const rows = await t.deps.db.selectFrom('records').select('id').where('collection_id', '=', collectionId).execute();
+    return rows.length;
+  }
+
   it('pages through collections with a cursor', async () => {
     for (let i = 0; i < 5; i++) await owner.post('/v1/collections', { name: `c${i}` });
     const seen: string[] = [];
@@ -129,3 +188,17 @@ describeEachEngine('collections', (engine) => {
     void elsewhere;
   });
 });
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => { resolve = done; });
+  return { promise, resolve };
+}
+
+async function waitUntil(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return;
+    await sleep(25);
+  }
+  throw new Error('waited 10 s for a condition that never held');
+}
