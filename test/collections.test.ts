@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { addMember, signedInOwner, type Client } from './support/client.js';
 import { outbox } from './support/events.js';
@@ -123,17 +122,16 @@ describeEachEngine('collections', (engine) => {
       });
       await locked.promise;
       imported = owner.call('POST', '/v1/collections/leads/import', body, { 'content-type': 'application/x-ndjson' });
-      let importPid: number | undefined;
-      await waitUntil(async () => {
-        const waiting = await sql<{ pid: number }>`select pid from pg_locks where not granted and relation = to_regclass(current_schema() || '.audit_log')`.execute(t.deps.db);
-        importPid = waiting.rows[0]?.pid;
-        return importPid !== undefined;
-      });
+      const waitingOnAudit = async () =>
+        (await sql<{ pid: number }>`select pid from pg_locks where not granted and relation = to_regclass(current_schema() || '.audit_log')`.execute(t.deps.db)).rows[0]?.pid;
+      await expect.poll(waitingOnAudit, { timeout: 10_000 }).toBeTypeOf('number');
+      const importPid = (await waitingOnAudit())!;
       purged = owner.delete('/v1/collections/leads?permanent=true');
       // Until the purge waits too: on the import (the collection row), or, were nothing to hold it
       // there, on the audit table at its own end, having deleted the collection already.
-      await waitUntil(async () => (await sql`select 1 from pg_stat_activity
-        where pid <> ${importPid}::int and pg_blocking_pids(pid) && array[${importPid}::int, ${holderPid}::int]`.execute(t.deps.db)).rows.length > 0);
+      const waitingOnEither = async () => (await sql`select 1 from pg_stat_activity
+        where pid <> ${importPid}::int and pg_blocking_pids(pid) && array[${importPid}::int, ${holderPid}::int]`.execute(t.deps.db)).rows.length;
+      await expect.poll(waitingOnEither, { timeout: 10_000 }).toBeGreaterThan(0);
       release.resolve();
       await held;
     } else {
@@ -193,12 +191,4 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((done) => { resolve = done; });
   return { promise, resolve };
-}
-
-async function waitUntil(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await sleep(25);
-  }
-  throw new Error('waited 10 s for a condition that never held');
 }
