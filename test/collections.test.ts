@@ -121,19 +121,23 @@ describeEachEngine('collections', (engine) => {
         await release.promise;
       });
       await locked.promise;
-      imported = owner.call('POST', '/v1/collections/leads/import', body, { 'content-type': 'application/x-ndjson' });
-      const waitingOnAudit = async () =>
-        (await sql<{ pid: number }>`select pid from pg_locks where not granted and relation = to_regclass(current_schema() || '.audit_log')`.execute(t.deps.db)).rows[0]?.pid;
-      await expect.poll(waitingOnAudit, { timeout: 10_000 }).toBeTypeOf('number');
-      const importPid = (await waitingOnAudit())!;
-      purged = owner.delete('/v1/collections/leads?permanent=true');
-      // Until the purge waits too: on the import (the collection row), or, were nothing to hold it
-      // there, on the audit table at its own end, having deleted the collection already.
-      const waitingOnEither = async () => (await sql`select 1 from pg_stat_activity
-        where pid <> ${importPid}::int and pg_blocking_pids(pid) && array[${importPid}::int, ${holderPid}::int]`.execute(t.deps.db)).rows.length;
-      await expect.poll(waitingOnEither, { timeout: 10_000 }).toBeGreaterThan(0);
-      release.resolve();
-      await held;
+      try {
+        imported = owner.call('POST', '/v1/collections/leads/import', body, { 'content-type': 'application/x-ndjson' });
+        const waitingOnAudit = async () =>
+          (await sql<{ pid: number }>`select pid from pg_locks where not granted and relation = to_regclass(current_schema() || '.audit_log')`.execute(t.deps.db)).rows[0]?.pid;
+        await expect.poll(waitingOnAudit, { timeout: 10_000 }).toBeTypeOf('number');
+        const importPid = (await waitingOnAudit())!;
+        purged = owner.delete('/v1/collections/leads?permanent=true');
+        // Until the purge waits too: on the import (the collection row), or, were nothing to hold it
+        // there, on the audit table at its own end, having deleted the collection already.
+        const waitingOnEither = async () => (await sql`select 1 from pg_stat_activity
+          where pid <> ${importPid}::int and pg_blocking_pids(pid) && array[${importPid}::int, ${holderPid}::int]`.execute(t.deps.db)).rows.length;
+        await expect.poll(waitingOnEither, { timeout: 10_000 }).toBeGreaterThan(0);
+      } finally {
+        // Released even when a wait above fails, so the test ends instead of hanging on the lock.
+        release.resolve();
+        await held;
+      }
     } else {
       // SQLite's one connection runs the two transactions one after the other, whichever starts first.
       imported = owner.call('POST', '/v1/collections/leads/import', body, { 'content-type': 'application/x-ndjson' });
