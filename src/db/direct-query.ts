@@ -117,7 +117,9 @@ export function directQuery<Row>(name: string, text: (parameter: (position: numb
  */
 export function readPrepared(db: Executor, text: string, values: readonly unknown[]): Promise<unknown[]> | null {
   const direct = runners.get(db as Kysely<any>);
-  return direct?.read(statementNameOf(text), text, values) ?? null;
+  // Named only where the dialect prepares such queries: SQLite's lists need no name worked out.
+  if (!direct?.dialect.preparesRecordQueries) return null;
+  return direct.read(statementNameOf(text), text, values);
 }
 
 /** Called once by connect.ts for the main SQLite connection and its statement cache. */
