@@ -1,7 +1,5 @@
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
 import Fastify, { LogController, type RouteOptions } from 'fastify';
 import type { Deps } from './deps.js';
 import { AppError } from './errors.js';
@@ -16,6 +14,7 @@ import { LocalAuthFailureLimiter, RedisAuthFailureLimiter, authenticateCountingF
 import { settleKeyGuess } from './http/auth.js';
 import { registerDashboard } from './http/dashboard.js';
 import { parseJsonBodies } from './http/json-body.js';
+import { compileValidator, schemaController } from './http/route-compilers.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
 import { logRequests } from './http/request-log.js';
@@ -66,9 +65,10 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     trustProxy: trustProxyOption(deps.config.trustProxy),
     // Keep-alive connections must not hold a graceful shutdown open.
     forceCloseConnections: 'idle',
+    schemaController,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  useStrictValidation(app);
+  app.setValidatorCompiler(compileValidator);
   parseJsonBodies(app);
   app.decorate('declaredRoutes', [] as DeclaredRoute[]);
   app.addHook('onRoute', (route) => declareRoute(app, route));
@@ -121,19 +121,6 @@ function loggerOptions(deps: Deps) {
     // Request lines carry no headers or bodies at all (request-log.ts); these catch a mistake.
     redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', 'password', 'token', 'secret'],
   };
-}
-
-/**
- * Fastify's default Ajv drops unknown fields and coerces types in bodies; we refuse both, so a
- * misspelt field or a string where a number belongs is a 400 naming it. Query strings and path
- * parameters are text on the wire, so those are coerced.
- */
-function useStrictValidation(app: App): void {
-  // ownProperties: a body's fields are its own; nothing on a prototype counts as sent.
-  const common = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, ownProperties: true } as const;
-  const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false }));
-  const other = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array' }));
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : other).compile(schema));
 }
 
 const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false } as const;
