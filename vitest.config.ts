@@ -27,7 +27,11 @@ export default defineConfig({
       {
         extends: true,
         // Two files at a time: the machine has two cores, and most files wait on databases and sockets.
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        // isolate: false runs a worker's files one after another in the same process, importing the
+        // app's modules once, not once per file (about 2 minutes of the suite); a test must not
+        // count on module state (the id generator, caches) being fresh. The alone files keep a
+        // process each: they measure the process itself.
+        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, isolate: false, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,

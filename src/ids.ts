@@ -36,26 +36,30 @@ function encode(value: number, length: number): string {
   return text;
 }
 
-let lastTime = -1;
-let high = 0;
-let low = 0;
-
 /**
- * A monotonic ULID (ulid/spec): 48 bits of milliseconds, then 80 random bits. Within one
- * millisecond (or if the clock steps back) the random part of the last id is incremented instead,
- * so ids made in the same millisecond still sort in the order they were made.
+ * A monotonic ULID generator (ulid/spec): 48 bits of milliseconds, then 80 random bits. Within one
+ * millisecond (or if the clock steps back) the random part of its last id is incremented instead,
+ * so ids made in the same millisecond still sort in the order they were made. Each generator
+ * remembers only its own last id; the process makes every id with one.
  */
-function nextUlid(now: number): string {
-  if (now > lastTime) {
-    lastTime = now;
-    high = randomHalf();
-    low = randomHalf();
-  } else if (++low === HALF) {
-    low = 0;
-    if (++high === HALF) throw new Error('cannot make another id in this millisecond: the random part overflowed');
-  }
-  return encode(lastTime, 10) + encode(high, 8) + encode(low, 8);
+export function monotonicUlids(): (now: number) => string {
+  let lastTime = -1;
+  let high = 0;
+  let low = 0;
+  return (now) => {
+    if (now > lastTime) {
+      lastTime = now;
+      high = randomHalf();
+      low = randomHalf();
+    } else if (++low === HALF) {
+      low = 0;
+      if (++high === HALF) throw new Error('cannot make another id in this millisecond: the random part overflowed');
+    }
+    return encode(lastTime, 10) + encode(high, 8) + encode(low, 8);
+  };
 }
+
+const nextUlid = monotonicUlids();
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${nextUlid(now)}`;
