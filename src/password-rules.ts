@@ -1,17 +1,24 @@
-import { dictionary } from '@zxcvbn-ts/language-common';
+import { createRequire } from 'node:module';
 import { invalidRequest, type AppError } from './errors.js';
 
 /**
  * What a new password must be (docs/security.md), after NIST SP 800-63B: long enough, not blank,
  * not the person's email, not one of the passwords attackers try first; no rules about kinds of
  * characters. The common passwords are zxcvbn-ts's list (about 49,000, from leaked-password
- * corpora, all lower case), kept as one Set, built once per process: about 4 MB of heap (measured
- * with the package's other data, after a collection) and 40 ms at start.
+ * corpora, all lower case), kept as one Set, built once per process at the first password checked:
+ * about 4 MB of heap (measured with the package's other data, after a collection) and 40 ms, which
+ * a server that never sees a new password (most of them, once set up) does not spend.
  */
 
 export const PASSWORD_MIN_LENGTH = 10;
 
-const COMMON_PASSWORDS: ReadonlySet<string> = new Set(dictionary['passwords-common']);
+let commonPasswords: ReadonlySet<string> | undefined;
+const load = createRequire(import.meta.url);
+
+function isCommonPassword(folded: string): boolean {
+  commonPasswords ??= new Set((load('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common')).dictionary['passwords-common']);
+  return commonPasswords.has(folded);
+}
 
 export type PasswordProblem = 'too_short' | 'blank' | 'is_email' | 'common';
 
@@ -31,7 +38,7 @@ export function passwordProblem(password: string, email: string): PasswordProble
   const folded = normalised.trim().toLowerCase();
   const address = email.trim().toLowerCase();
   if (folded === address || folded === address.split('@')[0]) return 'is_email';
-  if (COMMON_PASSWORDS.has(folded)) return 'common';
+  if (isCommonPassword(folded)) return 'common';
   return null;
 }
 
