@@ -13,6 +13,7 @@ import { invalidRequest, type AppError } from './errors.js';
 export const PASSWORD_MIN_LENGTH = 10;
 
 let commonPasswords: ReadonlySet<string> | undefined;
+// Required, not imported: the check is synchronous, and a static import would load it at start.
 const load = createRequire(import.meta.url);
 
 function isCommonPassword(folded: string): boolean {
