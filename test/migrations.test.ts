@@ -221,4 +221,44 @@ describe('migrations [sqlite file]', () => {
       await admin.end();
     }
   });
+  it('migrating a fresh schema succeeds while a sibling schema\'s tables come and go', async () => {
+    // The migrator lists tables before it migrates. Kysely's own listing read every schema, and a
+    // table dropped elsewhere while it ran failed it (seen in CI; this churn failed every attempt
+    // of three). Three clients churn tables in a sibling schema while 30 fresh schemas migrate.
+    const url = inject('postgresUrl')!;
+    const sibling = `test_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`create schema ${sibling}`);
+    let churning = true;
+    const columns = Array.from({ length: 30 }, (_, i) => `c${i} text`).join(', ');
+    const churners = await Promise.all([0, 1, 2].map(async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      return client;
+    }));
+    const churn = Promise.all(churners.map(async (client, n) => {
+      for (let i = 0; churning; i++) {
+        const table = `${sibling}.t${n}_${i % 8}`;
+        await client.query(`create table ${table} (${columns})`);
+        await client.query(`drop table ${table}`);
+      }
+      await client.end();
+    }));
+    try {
+      for (let run = 0; run < 30; run++) {
+        const storage = await freshStorage('postgres');
+        try {
+          expect((await migrateToLatest(storage.db)).length).toBeGreaterThan(0);
+        } finally {
+          await storage.close();
+        }
+      }
+    } finally {
+      churning = false;
+      await churn;
+      await admin.query(`drop schema if exists ${sibling} cascade`);
+      await admin.end();
+    }
+  });
 });

@@ -43,20 +43,15 @@ export async function migratorFor(db: Db): Promise<Migrator> {
     migrationTableName: 'plainbase_migrations',
     migrationLockTableName: 'plainbase_migrations_lock',
     // Kysely looks for its tables in every schema unless told which: another Plainbase (or a test)
-    // in a sibling schema of the same database must not count as ours.
+    // in a sibling schema of the same database must not count as ours. (On PostgreSQL it is only
+    // shown the schema in use anyway: postgres-introspector.ts.)
     migrationTableSchema: await dialectOf(db).currentSchema(db),
   });
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = await migratorFor(db);
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
-    if (!error) return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
-    // Kysely lists the tables of every schema in the database; a schema dropped by someone else at
-    // that moment fails the listing (3F000) though nothing of ours is wrong. Look again.
-    if (attempt < 3 && (error as { code?: string }).code === '3F000') continue;
-    const failed = results?.find((result) => result.status === 'Error');
-    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message}`);
-  }
+  const { error, results } = await (await migratorFor(db)).migrateToLatest();
+  if (!error) return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+  const failed = results?.find((result) => result.status === 'Error');
+  throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message}`);
 }

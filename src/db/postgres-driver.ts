@@ -3,7 +3,6 @@ import {
   createQueryId,
   IdentifierNode,
   PostgresAdapter,
-  PostgresIntrospector,
   PostgresQueryCompiler,
   RawNode,
   type DatabaseConnection,
@@ -15,6 +14,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import type Cursor from 'pg-cursor';
+import { SchemaInUseIntrospector } from './postgres-introspector.js';
 
 /**
  * Kysely's dialect for PostgreSQL through pg, with a driver of Plainbase's own instead of Kysely's
@@ -31,7 +31,7 @@ export function postgresKyselyDialect(pool: pg.Pool, cursor: typeof Cursor): Kys
     createAdapter: () => new PostgresAdapter(),
     createDriver: () => new PostgresClientDriver(pool, cursor),
     createQueryCompiler: () => new PostgresQueryCompiler(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
+    createIntrospector: (db) => new SchemaInUseIntrospector(db),
   };
 }
 
