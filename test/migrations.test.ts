@@ -221,6 +221,7 @@ describe('migrations [sqlite file]', () => {
       await admin.end();
     }
   });
+
   it('migrating a fresh schema succeeds while a sibling schema\'s tables come and go', async () => {
     // The migrator lists tables before it migrates. Kysely's own listing read every schema, and a
     // table dropped elsewhere while it ran failed it (seen in CI; this churn failed every attempt
