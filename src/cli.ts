@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import dotenv from 'dotenv';
 import { z } from 'zod';
 import { ConfigError, loadConfig, prepareDirectories, unknownVariables, type Config } from './config.js';
 import { roleAllows, SCOPES, type Scope } from './abilities.js';
 import { AppError } from './errors.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 const HELP = `Usage: plainbase <command> [options]
 
@@ -115,7 +117,7 @@ async function run(argv: string[]): Promise<void> {
   });
   const command = positionals[0];
   if (values.version) {
-    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const manifest = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
     process.stdout.write(`plainbase ${manifest.version}\n`);
     return;
   }

@@ -41,6 +41,8 @@ const PG = /\/node_modules\/pg\//;
 const SQLITE = /\/node_modules\/better-sqlite3\//;
 const UNDICI = /\/node_modules\/undici\//;
 const WORKER = /\/dist\/worker\/delivery-worker\.js$/;
+/** Packages of many small modules that scripts/build-server.mjs puts into the bundle. */
+const BUNDLED = /\/node_modules\/(typebox|kysely|zod|csv-parse)\//;
 const matching = (urls: string[], pattern: RegExp) => urls.filter((url) => pattern.test(url));
 
 describe('the built release', () => {
@@ -68,6 +70,9 @@ describe('the built release', () => {
     expect(matching(urls, AWS_SDK)).toEqual([]);
     expect(matching(urls, PG)).toEqual([]);
     expect(matching(urls, UNDICI)).toEqual([]);
+    // Loaded from the bundle, not as their hundreds of files; and the build is a few dozen files.
+    expect(matching(urls, BUNDLED)).toEqual([]);
+    expect(matching(urls, /\/dist\//).length).toBeLessThan(50);
   });
 
   it('with PLAINBASE_WORKER=off, none of the delivery worker is loaded', async () => {

@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 import { OPEN } from './access.js';
 import type { App } from './app-type.js';
 
@@ -16,7 +16,7 @@ import type { App } from './app-type.js';
  * unknown route.
  */
 
-const DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+const DIST = path.join(PACKAGE_ROOT, 'web', 'dist');
 
 /** The app's page paths: the route table of web/src/App.tsx (test/dashboard-serving.test.ts keeps them equal). */
 export const DASHBOARD_PAGES = [

@@ -41,6 +41,7 @@ const TOP_LEVEL_FILES: Record<string, Layer> = {
   'errors.ts': 'foundation',
   'ids.ts': 'foundation',
   'lru-map.ts': 'foundation',
+  'package-root.ts': 'foundation',
   'password-rules.ts': 'foundation',
   'secrets.ts': 'foundation',
   'storable-text.ts': 'foundation',
