@@ -19,34 +19,30 @@ import * as esbuild from 'esbuild';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUNDLED_PACKAGES = /^(typebox|kysely|zod|csv-parse)(\/|$)/;
 
-export async function buildServer(outdir) {
-  fs.rmSync(outdir, { recursive: true, force: true });
-  await esbuild.build({
-    absWorkingDir: ROOT,
-    entryPoints: ['src/cli.ts', 'src/worker/delivery-worker.ts'],
-    outdir,
-    outbase: 'src',
-    entryNames: '[dir]/[name]',
-    chunkNames: 'chunks/[name]-[hash]',
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    tsconfig: 'tsconfig.json',
-    sourcemap: true,
-    logLevel: 'warning',
-    plugins: [
-      {
-        name: 'packages-stay-in-node-modules',
-        setup(build) {
-          build.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED_PACKAGES.test(args.path) ? undefined : { path: args.path, external: true }));
-        },
-      },
-    ],
-  });
-}
+const outdir = path.resolve(ROOT, process.argv[2] ?? 'dist');
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await buildServer(path.resolve(ROOT, process.argv[2] ?? 'dist'));
-}
+fs.rmSync(outdir, { recursive: true, force: true });
+await esbuild.build({
+  absWorkingDir: ROOT,
+  entryPoints: ['src/cli.ts', 'src/worker/delivery-worker.ts'],
+  outdir,
+  outbase: 'src',
+  entryNames: '[dir]/[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  tsconfig: 'tsconfig.json',
+  sourcemap: true,
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'packages-stay-in-node-modules',
+      setup(build) {
+        build.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED_PACKAGES.test(args.path) ? undefined : { path: args.path, external: true }));
+      },
+    },
+  ],
+});
