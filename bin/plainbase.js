@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The CLI runs the JavaScript that `npm run build` compiled into dist/ (npm ci runs the build):
+// The CLI runs the JavaScript that `npm run build` bundled into dist/ (npm ci runs the build):
 // nothing is compiled at start, so the service starts in about a second.
 try {
   await import('../dist/cli.js');

@@ -13,7 +13,7 @@ import { afterAll, describe, inject, it } from 'vitest';
 /**
  * The CLI as a person runs it: `node bin/plainbase.js …` as a real child process, configured only
  * through its environment, in its own temporary folder. Each child takes about a second to
- * load the built program (dist/, compiled by the global setup), so the tests run concurrently.
+ * load the built program (dist/, built by the global setup), so the tests run concurrently.
  */
 
 const BIN = fileURLToPath(new URL('../bin/plainbase.js', import.meta.url));
