@@ -43,6 +43,11 @@ export interface Config {
   /** Refused authentications allowed per address per minute before the address gets 429s; 0: no limit. */
   authFailuresPerIp: number;
   sessionTtlSeconds: number;
+  /**
+   * log2 of scrypt's N for new password hashes: always 15 (N=2^15, 32 MiB; OWASP's minimum is 2^17
+   * KiB), set by no variable. Only the test suite lowers it, for the thousands of people it makes.
+   */
+  passwordHashCost: number;
   /** Failed password checks per account (email) within signInLockSeconds before it is locked. */
   signInMaxFailures: number;
   /** Failed password checks per address within signInLockSeconds before it is locked: far above the account's. */
@@ -410,6 +415,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     redisUrl: v.REDIS_URL ?? null,
     authFailuresPerIp: v.AUTH_FAILURES_PER_IP,
     sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
+    passwordHashCost: 15,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
     signInMaxFailuresPerAddress: v.SIGN_IN_MAX_FAILURES_PER_ADDRESS,
     signInLockSeconds: v.SIGN_IN_LOCK_SECONDS,
