@@ -121,8 +121,10 @@ describeEachEngine('what a receiver answers', (engine) => {
       request.socket.once('close', () => (socketClosed = true));
       response.writeHead(200, { 'content-type': 'text/plain' });
       const pump = () => {
-        while (!response.destroyed && response.write(chunk)) written += chunk.length;
-        if (!response.destroyed) response.once('drain', pump);
+        while (!response.destroyed) {
+          written += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', pump);
+        }
       };
       pump();
     });
