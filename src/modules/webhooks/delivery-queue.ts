@@ -330,6 +330,19 @@ export interface FinishedAttempt {
   attemptedAt: Date;
 }
 
+/** What the log shows of an answer that could not be stored (see withoutResponse). */
+export const RESPONSE_NOT_LOGGED = '[response not logged: it could not be stored]';
+
+/**
+ * The attempt with its status, duration and error but without the receiver's headers and body:
+ * what is logged when the whole attempt cannot be. The delivery still moves on (succeeded,
+ * retried or dead, as its status says) instead of being sent again and again because its log
+ * fails.
+ */
+export function withoutResponse(attempt: FinishedAttempt): FinishedAttempt {
+  return { ...attempt, result: { ...attempt.result, responseHeaders: {}, responseBody: RESPONSE_NOT_LOGGED } };
+}
+
 /** Rows per INSERT: 9 values each, far below the bound-parameter limits of both engines. */
 const ATTEMPT_ROWS_PER_INSERT = 200;
 
