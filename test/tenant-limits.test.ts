@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { addMember, Client, expectError, inNewWorkspace, signedInOwner, type Reply } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
@@ -13,6 +14,8 @@ import { describeEachEngine, startTestApp, type TestApp } from './support/harnes
 const LIMIT = 3;
 /** Creates fired at once: more than the limit, so some must be refused. */
 const BURST = LIMIT + 3;
+
+type CollectionStep = { op: 'create' | 'trash' | 'restore' | 'purge'; name: string };
 
 function expectLimitRefusal(reply: Reply, thing: string, setting: string): void {
   const error = expectError(reply, 409, 'CONFLICT');
@@ -34,6 +37,8 @@ describeEachEngine('per-tenant limits', (engine) => {
   let owner: Client;
   let admin: Client & { personId: string };
   let neighbour: Client;
+  /** A workspace of the admin's own, empty, for the property test of the collection limit. */
+  let scratch: Client;
   /** A's two people taking turns, so a burst comes from both at once. */
   const eitherOfA = (i: number): Client => (i % 2 === 0 ? owner : admin);
 
@@ -49,6 +54,7 @@ describeEachEngine('per-tenant limits', (engine) => {
     owner = await signedInOwner(t);
     admin = await addMember(t, owner, 'admin@example.com', 'admin');
     neighbour = await inNewWorkspace(t, owner, 'Neighbour');
+    scratch = await inNewWorkspace(t, admin, 'Scratch');
     for (const client of [owner, neighbour]) expect((await client.post('/v1/collections', { name: 'base' })).status).toBe(201);
   });
   afterAll(async () => {
@@ -125,12 +131,51 @@ describeEachEngine('per-tenant limits', (engine) => {
 
   it('workspaces: per person, counting only those they own; handing one over makes room', async () => {
     const setting = 'PLAINBASE_WORKSPACES_PER_PERSON';
-    // The owner owns A and the neighbour already; the admin is a member of A, which is not theirs.
+    // The owner owns A and the neighbour already; the admin owns the scratch workspace, and is a member of A, which is not theirs.
     expect(await burst((i) => owner.post('/v1/workspaces', { name: `w${i}` }), 'workspaces', setting)).toHaveLength(LIMIT - 2);
-    expect(await burst((i) => admin.post('/v1/workspaces', { name: `w${i}` }), 'workspaces', setting)).toHaveLength(LIMIT);
+    expect(await burst((i) => admin.post('/v1/workspaces', { name: `w${i}` }), 'workspaces', setting)).toHaveLength(LIMIT - 1);
 
     expect((await owner.post('/v1/workspace/transfer-ownership', { personId: admin.personId })).status).toBe(204);
     expect((await owner.post('/v1/workspaces', { name: 'after handing A over' })).status).toBe(201);
     expectLimitRefusal(await owner.post('/v1/workspaces', { name: 'one more' }), 'workspaces', setting);
+  });
+
+  it('collections, under any order of creates, trashing, restores and purges: refuses a create exactly when the workspace holds the limit, trash included', async () => {
+    const step = fc.record({ op: fc.constantFrom('create' as const, 'trash' as const, 'restore' as const, 'purge' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e') });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 10 }), async (steps: CollectionStep[]) => {
+        /** name → in the trash; the scratch workspace starts every run empty. */
+        const model = new Map<string, boolean>();
+        try {
+          for (const { op, name } of steps) {
+            const trashed = model.get(name);
+            if (op === 'create') {
+              const reply = await scratch.post('/v1/collections', { name });
+              if (model.size >= LIMIT) expectLimitRefusal(reply, 'collections', 'PLAINBASE_COLLECTIONS_PER_WORKSPACE');
+              else if (trashed !== undefined) expect(expectError(reply, 409, 'CONFLICT').details).toEqual({ field: 'body.name' });
+              else {
+                expect(reply.status).toBe(201);
+                model.set(name, false);
+              }
+            } else if (op === 'purge') {
+              expect((await scratch.delete(`/v1/collections/${name}?permanent=true`)).status).toBe(trashed === undefined ? 404 : 204);
+              model.delete(name);
+            } else {
+              const reply = op === 'trash' ? await scratch.delete(`/v1/collections/${name}`) : await scratch.post(`/v1/collections/${name}/restore`);
+              const from = op === 'restore';
+              expect(reply.status).toBe(trashed === undefined ? 404 : trashed === from ? 200 : 409);
+              if (trashed === from) model.set(name, !from);
+            }
+          }
+          const live = (await scratch.get('/v1/collections?limit=10')).body.data.length;
+          const inTrash = (await scratch.get('/v1/collections?trashed=true&limit=10')).body.data.length;
+          const modelled = [...model.values()];
+          expect([live, inTrash]).toEqual([modelled.filter((isTrashed) => !isTrashed).length, modelled.filter((isTrashed) => isTrashed).length]);
+        } finally {
+          for (const name of model.keys()) await scratch.delete(`/v1/collections/${name}?permanent=true`);
+        }
+      }),
+      { seed: 31, numRuns: 10 },
+    );
   });
 });
