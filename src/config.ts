@@ -66,6 +66,13 @@ export interface Config {
   webhookClaimSeconds: number;
   /** Most webhooks one workspace may hold. */
   webhooksPerWorkspace: number;
+  /** Per-tenant limits on what a caller can create (docs/configuration.md, "Limits per tenant"). */
+  workspacesPerPerson: number;
+  apiKeysPerWorkspace: number;
+  collectionsPerWorkspace: number;
+  serviceAccountsPerWorkspace: number;
+  indexesPerCollection: number;
+  schemaVersionsPerCollection: number;
   /** Event streams one caller (key or person) may hold open in this process. */
   streamsPerCaller: number;
   /** Event streams this process holds open at once. */
@@ -315,6 +322,37 @@ export const VARIABLES = {
     default: '50',
     meaning: 'Most webhooks one workspace may hold; creating one more answers 409 CONFLICT.',
   },
+  WORKSPACES_PER_PERSON: {
+    parse: wholeNumber(1, 100_000).default(20),
+    default: '20',
+    meaning: 'Most workspaces one person may own; creating one more answers 409 CONFLICT. Workspaces they were invited to do not count.',
+  },
+  API_KEYS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 1_000_000).default(500),
+    default: '500',
+    meaning: 'Most active API keys one workspace may hold (revoked and expired keys do not count); creating one more answers 409 CONFLICT.',
+  },
+  COLLECTIONS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 1_000_000).default(500),
+    default: '500',
+    meaning: 'Most collections one workspace may hold, those in the trash included; creating one more answers 409 CONFLICT.',
+  },
+  SERVICE_ACCOUNTS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 100_000).default(100),
+    default: '100',
+    meaning: 'Most service accounts one workspace may hold (deleted ones do not count); creating one more answers 409 CONFLICT.',
+  },
+  INDEXES_PER_COLLECTION: {
+    // Each is a real database index that every write to the collection keeps up to date.
+    parse: wholeNumber(1, 1000).default(20),
+    default: '20',
+    meaning: 'Most record indexes one collection may hold; creating one more answers 409 CONFLICT.',
+  },
+  SCHEMA_VERSIONS_PER_COLLECTION: {
+    parse: wholeNumber(1, 1_000_000).default(1000),
+    default: '1000',
+    meaning: 'Most schema versions one collection may hold (versions are kept for good); creating one more answers 409 CONFLICT.',
+  },
   FILE_MAX_BYTES: {
     parse: wholeNumber(1, 5 * 1024 ** 4).default(5 * 1024 ** 3),
     default: '5368709120',
@@ -427,6 +465,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
     webhookClaimSeconds: v.WEBHOOK_CLAIM_SECONDS,
     webhooksPerWorkspace: v.WEBHOOKS_PER_WORKSPACE,
+    workspacesPerPerson: v.WORKSPACES_PER_PERSON,
+    apiKeysPerWorkspace: v.API_KEYS_PER_WORKSPACE,
+    collectionsPerWorkspace: v.COLLECTIONS_PER_WORKSPACE,
+    serviceAccountsPerWorkspace: v.SERVICE_ACCOUNTS_PER_WORKSPACE,
+    indexesPerCollection: v.INDEXES_PER_COLLECTION,
+    schemaVersionsPerCollection: v.SCHEMA_VERSIONS_PER_COLLECTION,
     streamsPerCaller: v.STREAMS_PER_CALLER,
     streamsPerProcess: v.STREAMS_PER_PROCESS,
     fileMaxBytes: v.FILE_MAX_BYTES,
