@@ -79,6 +79,8 @@ export interface Config {
   streamsPerProcess: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
+  /** How long a shared cache may keep an anonymous read of a public collection, in seconds; 0: it must ask again each time. */
+  publicMaxAgeSeconds: number;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
   s3: S3Settings | null;
 }
@@ -212,7 +214,7 @@ export const VARIABLES = {
   PAGE_BYTES: {
     parse: wholeNumber(64 * 1024, 1024 ** 3).default(16 * 1024 * 1024),
     default: '16777216',
-    meaning: 'Largest page of records (a list answer), in bytes: a page ends early, with a `nextCursor`, when the next record would take it past this; it always holds at least one record. Also what an export holds in memory at once.',
+    meaning: 'Largest page of any list answer (records, events, collections, the audit log, …), in bytes: a page ends early, with a `nextCursor`, when the next item would take it past this; it always holds at least one item. Also what an export holds in memory at once.',
   },
   DATABASE_POOL_SIZE: {
     parse: wholeNumber(1, 1000).default(10),
@@ -358,6 +360,11 @@ export const VARIABLES = {
     default: '5368709120',
     meaning: 'Largest file upload, in bytes (5 GiB); uploads are streamed, so memory does not grow with it.',
   },
+  PUBLIC_MAX_AGE: {
+    parse: wholeNumber(0, 86_400).default(0),
+    default: '0',
+    meaning: 'Seconds a browser or shared cache may keep an anonymous read of a public collection (`Cache-Control: public, max-age=…`); `0` sends `no-cache`: ask again each time. Other answers are never kept (docs/security.md, Caching).',
+  },
   S3_BUCKET: {
     parse: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)').optional(),
     default: '(none)',
@@ -474,6 +481,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     streamsPerCaller: v.STREAMS_PER_CALLER,
     streamsPerProcess: v.STREAMS_PER_PROCESS,
     fileMaxBytes: v.FILE_MAX_BYTES,
+    publicMaxAgeSeconds: v.PUBLIC_MAX_AGE,
     s3,
   };
 }
