@@ -39,8 +39,32 @@ const RECORD_EVENT_TYPES = EVENT_TYPES.filter((type) => type.startsWith('record.
 const DATA_OPENING = '{"record":{"id":"';
 const RECORD_ID_LENGTH = idLength('rec');
 
+const TOMBSTONE_CLOSING = '","erased":true}}';
+
 /** The tombstone that replaces an erased record event's data: the record's id, and that it is gone. */
-export const erasedEventData = (recordId: string): string => `${DATA_OPENING}${recordId}","erased":true}}`;
+export const erasedEventData = (recordId: string): string => `${DATA_OPENING}${recordId}${TOMBSTONE_CLOSING}`;
+
+/** Whether an event's data is a tombstone (erasedEventData); a record event's real data never is. */
+export const isErasedEventData = (data: string): boolean =>
+  data.length === DATA_OPENING.length + RECORD_ID_LENGTH + TOMBSTONE_CLOSING.length && data.startsWith(DATA_OPENING) && data.endsWith(TOMBSTONE_CLOSING);
+
+/** The tombstone of an event's data, made from the record id in it, in SQL. */
+const tombstoneSql = sql<string>`cast(${DATA_OPENING} as text) || substr(events.data, ${sql.lit(DATA_OPENING.length + 1)}, ${sql.lit(RECORD_ID_LENGTH)}) || cast(${TOMBSTONE_CLOSING} as text)`;
+
+/**
+ * Which of these events were erased. For a log written after the erasure (an attempt sent before
+ * it, logged after it): what it keeps of the receiver's answer must not bring the data back.
+ */
+export async function erasedAmong(executor: Executor, eventIds: readonly string[]): Promise<Set<string>> {
+  if (eventIds.length === 0) return new Set();
+  const rows = await executor
+    .selectFrom('events')
+    .select('id')
+    .where('id', 'in', [...new Set(eventIds)])
+    .where(sql<SqlBool>`events.data = ${tombstoneSql}`)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
 
 /** The condition on `events` that picks the events carrying the erased records' data. */
 export function isErasedRecordEvent(erased: ErasedRecords): RawBuilder<SqlBool> {
@@ -59,8 +83,6 @@ export function isErasedRecordEvent(erased: ErasedRecords): RawBuilder<SqlBool> 
  * the body of every delivery is read from its event when it is attempted. Returns how many.
  */
 export async function eraseRecordEvents(executor: Executor, erased: ErasedRecords): Promise<number> {
-  const result = await sql`update events
-    set data = cast(${DATA_OPENING} as text) || substr(data, ${sql.lit(DATA_OPENING.length + 1)}, ${sql.lit(RECORD_ID_LENGTH)}) || cast(${'","erased":true}}'} as text)
-    where ${isErasedRecordEvent(erased)}`.execute(executor);
+  const result = await sql`update events set data = ${tombstoneSql} where ${isErasedRecordEvent(erased)}`.execute(executor);
   return Number(result.numAffectedRows ?? 0);
 }

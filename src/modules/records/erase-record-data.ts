@@ -21,8 +21,9 @@ export interface Erased {
  * then, after the commit, announceErasure.
  */
 export async function eraseRecordData(executor: Executor, erased: ErasedRecords): Promise<Erased> {
-  const deliveryAnswers = await eraseDeliveryAnswers(executor, erased);
+  // The events first: an attempt logged from now on sees their tombstones (writeAttempts).
   const events = await eraseRecordEvents(executor, erased);
+  const deliveryAnswers = await eraseDeliveryAnswers(executor, erased);
   const storedAnswers = await eraseStoredAnswers(executor, erased);
   return { events, deliveryAnswers, storedAnswers };
 }
