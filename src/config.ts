@@ -65,6 +65,10 @@ export interface Config {
   streamsPerCaller: number;
   /** Event streams this process holds open at once. */
   streamsPerProcess: number;
+  /** Event streams one workspace may hold open in this process, over all its keys and people. */
+  streamsPerWorkspace: number;
+  /** Bytes of recent events the stream hub keeps in memory for the workspaces with an open stream. */
+  streamHubBytes: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
@@ -299,6 +303,16 @@ export const VARIABLES = {
     default: '1000',
     meaning: 'Event streams this process holds open at once, over all callers; one more answers 429.',
   },
+  STREAMS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 1_000_000).default(100),
+    default: '100',
+    meaning: 'Event streams one workspace may hold open at once in this process, over all its keys and people, so one workspace cannot take the others\' room; one more answers 429.',
+  },
+  STREAM_HUB_BYTES: {
+    parse: wholeNumber(0, 4 * 1024 ** 3).default(32 * 1024 * 1024),
+    default: '33554432',
+    meaning: 'Bytes of recent events (32 MiB) kept in memory for workspaces with an open event stream, so a stream a little behind reads nothing from the database; `0` keeps none.',
+  },
   WEBHOOK_CLAIM_SECONDS: {
     // Longer than an attempt can take (10 s), so a live worker never loses a call it is making.
     parse: wholeNumber(15, 3600).default(60),
@@ -423,6 +437,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     webhooksPerWorkspace: v.WEBHOOKS_PER_WORKSPACE,
     streamsPerCaller: v.STREAMS_PER_CALLER,
     streamsPerProcess: v.STREAMS_PER_PROCESS,
+    streamsPerWorkspace: v.STREAMS_PER_WORKSPACE,
+    streamHubBytes: v.STREAM_HUB_BYTES,
     fileMaxBytes: v.FILE_MAX_BYTES,
     s3,
   };
