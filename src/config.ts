@@ -69,6 +69,8 @@ export interface Config {
   streamsPerWorkspace: number;
   /** Bytes of recent events the stream hub keeps in memory for the workspaces with an open stream. */
   streamHubBytes: number;
+  /** Seconds a stream waits for its consumer to read the bytes waiting for it before closing it. */
+  streamDrainSeconds: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
@@ -313,6 +315,11 @@ export const VARIABLES = {
     default: '33554432',
     meaning: 'Bytes of recent events (32 MiB) kept in memory for workspaces with an open event stream, so a stream a little behind reads nothing from the database; `0` keeps none.',
   },
+  STREAM_DRAIN_SECONDS: {
+    parse: wholeNumber(1, 3600).default(10),
+    default: '10',
+    meaning: 'Seconds an event stream waits for a consumer to read the 1 MiB waiting for it before closing it as one that cannot keep up.',
+  },
   WEBHOOK_CLAIM_SECONDS: {
     // Longer than an attempt can take (10 s), so a live worker never loses a call it is making.
     parse: wholeNumber(15, 3600).default(60),
@@ -439,6 +446,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     streamsPerProcess: v.STREAMS_PER_PROCESS,
     streamsPerWorkspace: v.STREAMS_PER_WORKSPACE,
     streamHubBytes: v.STREAM_HUB_BYTES,
+    streamDrainSeconds: v.STREAM_DRAIN_SECONDS,
     fileMaxBytes: v.FILE_MAX_BYTES,
     s3,
   };

@@ -18,12 +18,11 @@ import { takeStreamSlot } from './stream-slots.js';
 const HEARTBEAT_MS = 15_000;
 /**
  * Bytes a stream may have waiting for its consumer before it is closed as one that cannot keep up.
- * Events are written one at a time and the bound checked after each, so what waits passes it by
- * at most one event.
+ * Events are written one at a time and the bound checked before each, so what waits passes it by
+ * at most one event; past it, the stream waits for the consumer to read it all, for at most
+ * PLAINBASE_STREAM_DRAIN_SECONDS.
  */
 const BUFFER_LIMIT = 1024 * 1024;
-/** How long a full socket may take to drain before the stream is closed for the same reason. */
-const DRAIN_TIMEOUT_MS = 10_000;
 
 type StreamQuery = { types?: string; collections?: string; after?: string };
 
@@ -85,6 +84,11 @@ function streamsOf(deps: Deps): Set<EventStream> {
   return open;
 }
 
+/** How many streams this app holds open now. */
+export function openEventStreams(deps: Deps): number {
+  return streamsOf(deps).size;
+}
+
 /** Ends every open stream (the server is stopping). */
 export async function closeEventStreams(deps: Deps): Promise<void> {
   await Promise.all([...streamsOf(deps)].map((stream) => stream.close('the server is shutting down; reconnect with Last-Event-ID to resume')));
@@ -140,24 +144,31 @@ class EventStream implements RecheckedStream {
   }
 
   private async send(events: FeedEvent[]): Promise<boolean> {
-    let flowing = true;
     for (const event of events) {
+      // Past the bound, nothing more is written until the consumer has read what waits.
+      if (this.raw.writableLength > BUFFER_LIMIT && !(await this.drained())) return this.giveUp();
       if (this.closed) return false;
-      flowing = this.raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${event.text}\n\n`);
-      // Whole events only: the consumer resumes after the last one it got.
-      if (this.raw.writableLength > BUFFER_LIMIT) return this.giveUp();
+      // Whole events only: a consumer closed between two resumes after the last one it got.
+      this.raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${event.text}\n\n`);
     }
-    if (flowing) return true;
-    const drained = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS);
+    return !this.closed;
+  }
+
+  /** Whether the consumer read everything waiting for it within the drain timeout. */
+  private drained(): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       const done = (ok: boolean) => {
         clearTimeout(timer);
+        this.raw.off('drain', onDrain);
+        this.raw.off('close', onClose);
         resolve(ok);
       };
-      this.raw.once('drain', () => done(true));
-      this.raw.once('close', () => done(false));
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      const timer = setTimeout(() => done(false), this.deps.config.streamDrainSeconds * 1000);
+      this.raw.on('drain', onDrain);
+      this.raw.on('close', onClose);
     });
-    return drained || this.giveUp();
   }
 
   private giveUp(): false {
