@@ -82,7 +82,11 @@ export class EventHub {
   async add(listener: HubListener): Promise<void> {
     // The hub may stop while this waits (its last other stream closed): then it starts again.
     for (;;) {
-      const running = (this.running ??= this.start());
+      const running = (this.running ??= this.start().catch((error: unknown) => {
+        // The database was away: the next stream to open tries again.
+        this.running = null;
+        throw error;
+      }));
       await running;
       if (this.running === running) break;
     }
