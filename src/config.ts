@@ -67,6 +67,13 @@ export interface Config {
   streamsPerProcess: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
+  /** Bytes of exports one caller (key or person) / one workspace may have spooled on this process's disk at once. */
+  exportSpoolBytesPerCaller: number;
+  exportSpoolBytesPerWorkspace: number;
+  /** A download of an export that takes nothing for this long is ended and its spool removed. */
+  exportStallMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <it>`. */
+  metricsToken: string | null;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
   s3: S3Settings | null;
 }
@@ -315,6 +322,27 @@ export const VARIABLES = {
     default: '5368709120',
     meaning: 'Largest file upload, in bytes (5 GiB); uploads are streamed, so memory does not grow with it.',
   },
+  EXPORT_SPOOL_PER_CALLER: {
+    parse: wholeNumber(1024 * 1024, 1024 ** 5).default(1024 ** 3),
+    default: '1073741824',
+    meaning: 'Bytes of exports one API key or signed-in person may have spooled on this process\'s disk at once (written, not yet downloaded); past it an export answers 429, or 409 when that export alone is larger. See docs/import-export.md.',
+  },
+  EXPORT_SPOOL_PER_WORKSPACE: {
+    parse: wholeNumber(1024 * 1024, 1024 ** 5).default(2 * 1024 ** 3),
+    default: '2147483648',
+    meaning: 'Bytes of exports one workspace, all its callers together, may have spooled on this process\'s disk at once; past it an export answers 429, or 409 when that export alone is larger.',
+  },
+  EXPORT_STALL_SECONDS: {
+    parse: wholeNumber(1, 3600).default(30),
+    default: '30',
+    meaning: 'A download of an export that takes no data for this many seconds is ended and its spooled file removed.',
+  },
+  METRICS_TOKEN: {
+    parse: z.string().min(16, 'must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
+    default: '(none)',
+    meaning: 'When set, `GET /metrics` answers only requests with `Authorization: Bearer <this token>` (others get 401); unset, `/metrics` is open. See docs/operations.md.',
+    secret: true,
+  },
   S3_BUCKET: {
     parse: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)').optional(),
     default: '(none)',
@@ -360,7 +388,7 @@ type Values = { [K in Name]: z.output<(typeof VARIABLES)[K]['parse']> };
  * Other PLAINBASE_* variables that are expected around the service but are not settings of it:
  * the CLI's and the test suite's own.
  */
-const NOT_SETTINGS = /^PLAINBASE_(NEW_OWNER_PASSWORD|TEST_\w+)$/;
+const NOT_SETTINGS = /^PLAINBASE_(NEW_OWNER_PASSWORD|PASSWORD|KEY|TEST_\w+)$/;
 
 /** Parses the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
@@ -424,6 +452,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     streamsPerCaller: v.STREAMS_PER_CALLER,
     streamsPerProcess: v.STREAMS_PER_PROCESS,
     fileMaxBytes: v.FILE_MAX_BYTES,
+    exportSpoolBytesPerCaller: v.EXPORT_SPOOL_PER_CALLER,
+    exportSpoolBytesPerWorkspace: v.EXPORT_SPOOL_PER_WORKSPACE,
+    exportStallMs: v.EXPORT_STALL_SECONDS * 1000,
+    metricsToken: v.METRICS_TOKEN ?? null,
     s3,
   };
 }
