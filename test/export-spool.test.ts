@@ -15,7 +15,6 @@ const MiB = 1024 * 1024;
 const RECORDS = 12;
 /** Each record's text: RECORDS of them make an export of about 6 MiB, more than a socket's buffers take (4 MiB at most here). */
 const FILLER = 'x'.repeat(500_000);
-const CALLER_LIMIT = 14 * MiB;
 /** Long enough for the checks made while two exports are held, short enough to wait for. */
 const STALL_MS = 2000;
 
@@ -26,6 +25,8 @@ describeEachEngine('export spool on disk', (engine) => {
   let owner: Client;
   let key: { id: string; secret: string; client: KeyClient };
   let otherWorkspaceSecret: string;
+  /** The bytes of the whole export of `big`: the limits are set to twice it. */
+  let exportBytes: number;
   const sockets: net.Socket[] = [];
 
   const exportsFolder = () => path.join(dataDir, 'exports');
@@ -56,7 +57,7 @@ describeEachEngine('export spool on disk', (engine) => {
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-export-spool-'));
-    t = await startTestApp(engine, { dataDir, exportSpoolBytesPerCaller: CALLER_LIMIT, exportSpoolBytesPerWorkspace: 64 * MiB, exportStallMs: STALL_MS });
+    t = await startTestApp(engine, { dataDir, exportStallMs: STALL_MS });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as net.AddressInfo).port;
     owner = await signedInOwner(t);
@@ -70,6 +71,14 @@ describeEachEngine('export spool on disk', (engine) => {
     expect((await second.post('/v1/collections', { name: 'small' })).status).toBe(201);
     expect((await second.post('/v1/collections/small/records', { data: { n: 1 } })).status).toBe(201);
     otherWorkspaceSecret = (await newKey(second)).secret;
+    // Room for exactly two exports of `big`, for the key and for its workspace; the app reads
+    // its configuration object at each request, so the limits can follow the measured size.
+    const whole = await exportOf(key.secret, 'big');
+    expect(whole.status).toBe(200);
+    exportBytes = Buffer.byteLength(whole.body);
+    expect(exportBytes).toBeGreaterThan(5 * MiB);
+    t.deps.config.exportSpoolBytesPerCaller = 2 * exportBytes;
+    t.deps.config.exportSpoolBytesPerWorkspace = 2 * exportBytes;
   });
   afterAll(async () => {
     for (const socket of sockets) socket.destroy();
@@ -78,50 +87,44 @@ describeEachEngine('export spool on disk', (engine) => {
   });
 
   it('never-read exports by one key stop at its limit, another workspace still exports, and the stall deadline empties the folder', async () => {
-    // Two exports that are never read: each about 6 MiB on disk, together under the 14 MiB limit.
+    // Two exports that are never read: together exactly the limit.
     neverReadingExport(key.secret);
     neverReadingExport(key.secret);
-    await vi.waitFor(() => expect(heldByKey()).toBeGreaterThan(11 * MiB), { timeout: 10_000, interval: 10 });
+    await vi.waitFor(() => expect(heldByKey()).toBe(2 * exportBytes), { timeout: 10_000, interval: 10 });
     await vi.waitFor(() => expect(spoolFiles()).toHaveLength(2), { timeout: 1000, interval: 10 });
-
     // Written with no rights for other local users.
-    const files = spoolFiles();
-    expect(files.length).toBe(2);
-    for (const file of files) expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    for (const file of spoolFiles()) expect(fs.statSync(file).mode & 0o777).toBe(0o600);
 
-    // The third would pass the limit: refused, with when to try again, and nothing more on disk.
+    // A third by the key, and one by another caller of its workspace: refused before any work,
+    // with when to try again, and nothing more on disk.
+    const refused = await key.client.get('/v1/collections/big/export');
+    expect(expectError(refused, 429, 'RATE_LIMITED').details).toMatchObject({ limit: 2 * exportBytes, scope: 'caller' });
+    expect(Number(refused.headers['retry-after'])).toBe(STALL_MS / 1000);
+    expect(expectError(await owner.get('/v1/collections/big/export'), 429, 'RATE_LIMITED').details).toMatchObject({ scope: 'workspace' });
+    expect(spoolFiles()).toHaveLength(2);
+
     // The other workspace is not held back by the first one's exports.
     const other = await exportOf(otherWorkspaceSecret, 'small');
     expect(other.status).toBe(200);
     expect(JSON.parse(other.body.trim())).toMatchObject({ data: { n: 1 } });
 
-    const refused = await key.client.get('/v1/collections/big/export');
-    const error = expectError(refused, 429, 'RATE_LIMITED');
-    expect(error.details).toMatchObject({ limit: CALLER_LIMIT, scope: 'caller' });
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    const onDisk = spoolFiles().reduce((sum, file) => sum + fs.statSync(file).size, 0);
-    expect(onDisk).toBeLessThanOrEqual(CALLER_LIMIT);
-    expect(spoolFiles().length).toBe(2);
-
     // Nobody reads the two: after the stall deadline they are cut off and their files removed.
-    await vi.waitFor(() => expect(spoolFiles()).toEqual([]), { timeout: 10_000, interval: 25 });
-    expect(heldByKey()).toBe(0);
+    await vi.waitFor(() => expect({ files: spoolFiles(), held: heldByKey() }).toEqual({ files: [], held: 0 }), { timeout: 10_000, interval: 25 });
 
     // The key may export again, and a download read to its end leaves nothing behind.
     const whole = await exportOf(key.secret, 'big');
     expect(whole.status).toBe(200);
     expect(whole.body.trim().split('\n')).toHaveLength(RECORDS);
-    await vi.waitFor(() => expect(spoolFiles()).toEqual([]), { timeout: 5_000, interval: 10 });
-    expect(heldByKey()).toBe(0);
+    await vi.waitFor(() => expect({ files: spoolFiles(), held: heldByKey() }).toEqual({ files: [], held: 0 }), { timeout: 5_000, interval: 10 });
   });
 
   it('an export larger than the limit on its own is a 409 naming the limit, and leaves nothing on disk', async () => {
     const config = t.deps.config;
     const before = config.exportSpoolBytesPerCaller;
-    config.exportSpoolBytesPerCaller = 2 * MiB;
+    config.exportSpoolBytesPerCaller = exportBytes - 1;
     try {
       const error = expectError(await key.client.get('/v1/collections/big/export'), 409, 'CONFLICT');
-      expect(error.details).toMatchObject({ limit: 2 * MiB, scope: 'caller' });
+      expect(error.details).toMatchObject({ limit: exportBytes - 1, scope: 'caller' });
     } finally {
       config.exportSpoolBytesPerCaller = before;
     }
@@ -145,8 +148,7 @@ describeEachEngine('export spool on disk', (engine) => {
     expect(received).toBeGreaterThan(64 * 1024);
     socket.destroy();
     const abandonedAt = Date.now();
-    await vi.waitFor(() => expect(spoolFiles()).toEqual([]), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect({ files: spoolFiles(), held: heldByKey() }).toEqual({ files: [], held: 0 }), { timeout: 5_000, interval: 10 });
     expect(Date.now() - abandonedAt).toBeLessThan(STALL_MS);
-    expect(heldByKey()).toBe(0);
   });
 });
