@@ -571,7 +571,8 @@ export function ensureWritableDir(dir: string, variable: string): void {
     existing = parent;
   }
   try {
-    for (const level of missing) fs.mkdirSync(level);
+    // Only the service's own user may enter what it creates: the database and files are inside.
+    for (const level of missing) fs.mkdirSync(level, { mode: 0o700 });
   } catch (error) {
     throw new ConfigError(variable, `cannot create the folder ${dir} (${describeFsError(error)})`);
   }
