@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import type { Storage } from './db/connect.js';
 import type { Dialect } from './db/dialect.js';
 import type { Db } from './db/schema.js';
-import type { SpoolQuota } from './storage/spool-quota.js';
+import type { SpoolQuota } from './spool-quota.js';
 
 /** What every service needs, built once in main (or by a test) and passed down explicitly. */
 export interface Deps {

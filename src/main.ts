@@ -9,7 +9,7 @@ import { closeSender } from './delivery/guard-options.js';
 import { logDestination } from './log-destination.js';
 import { prepareFirstOwner } from './modules/setup/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
-import { SpoolQuota } from './storage/spool-quota.js';
+import { SpoolQuota } from './spool-quota.js';
 
 /**
  * The whole shutdown, from signal to exit, stays inside this (docs/operations.md: within 10 s);

@@ -11,7 +11,7 @@ import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { connectStorage } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { SpoolQuota } from '../../src/storage/spool-quota.js';
+import { SpoolQuota } from '../../src/spool-quota.js';
 import { GENERATED_TYPES, typesFromOpenApi } from './types-from-openapi.js';
 
 const file = path.join(os.tmpdir(), `plainbase-sdk-types-${randomBytes(6).toString('hex')}.db`);

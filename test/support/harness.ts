@@ -12,7 +12,7 @@ import type { Engine } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Deps } from '../../src/deps.js';
 import type { App } from '../../src/http/app-type.js';
-import { SpoolQuota } from '../../src/storage/spool-quota.js';
+import { SpoolQuota } from '../../src/spool-quota.js';
 
 export const ENGINES: Engine[] = ['sqlite', 'postgres'];
 

@@ -44,6 +44,7 @@ const TOP_LEVEL_FILES: Record<string, Layer> = {
   'package-root.ts': 'foundation',
   'password-rules.ts': 'foundation',
   'secrets.ts': 'foundation',
+  'spool-quota.ts': 'foundation',
   'storable-text.ts': 'foundation',
   'deps.ts': 'infrastructure',
   'app.ts': 'entry',

@@ -3,7 +3,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { isDiskError, spoolToFile, type SpooledFile } from '../../storage/spool-file.js';
-import type { SpoolClaim, SpoolOverflow } from '../../storage/spool-quota.js';
+import type { SpoolClaim, SpoolOverflow } from '../../spool-quota.js';
 
 /**
  * An export's file in `<data folder>/exports`, bounded three ways: its bytes count against its
