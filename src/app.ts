@@ -22,6 +22,7 @@ import { logRequests } from './http/request-log.js';
 import { useRateLimits } from './http/rate-limit.js';
 import { connectRedis } from './http/redis-connection.js';
 import { refuseUnstorableUrlText } from './http/storable-input.js';
+import { refuseRepeatedHost } from './http/single-host.js';
 import { apiRoutes } from './http/routes.js';
 import { trustProxyOption } from './http/trust-proxy.js';
 import { registerOperations } from './http/routes/operations/operations.js';
@@ -87,6 +88,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
+  app.addHook('onRequest', refuseRepeatedHost);
   app.addHook('onRequest', refuseUnstorableUrlText);
   // What caches may keep of each answer, errors included (cache-headers.ts).
   app.decorateRequest('publicRead', false);
