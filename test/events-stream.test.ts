@@ -124,7 +124,7 @@ describeEachEngine('the event stream', (engine) => {
 
 describeEachEngine('the event stream across processes', (engine) => {
   // One process per SQLite file: there is no other process to hear from.
-  it.skipIf(engine === 'sqlite')('carries an event written and fanned out by another app on the same database', async () => {
+  it.skipIf(engine === 'sqlite')('carries an event written and fanned out by another app on the same database, and forgets one that app erased', async () => {
     const t = await startTestApp(engine);
     // A second app on the same PostgreSQL schema: another process, as far as the database can tell.
     const storage = t.storage as typeof t.storage & { url: string; schema: string };
@@ -144,6 +144,19 @@ describeEachEngine('the event stream across processes', (engine) => {
       await reader.until((r) => r.events.length === 1, 5000, 'the event from the other process');
       expect(JSON.parse(reader.events[0]!.data).data.record.data).toEqual({ from: 'the other process' });
       reader.close();
+
+      // Deleted for good through the first process: the second one's hub, which holds the event
+      // for a stream of its own, is told at the commit (NOTIFY) and forgets it.
+      const hub = hubFor(otherDeps);
+      const held = await EventStreamReader.open(`${await otherApp.listen({ port: 0, host: '127.0.0.1' })}/v1/events/stream?types=record.created`, { authorization: `Bearer ${key}`, 'last-event-id': reader.events[0]!.id! });
+      const erased = await otherApp.inject({ method: 'POST', url: '/v1/collections/leads/records', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: { data: { secret: 'erase-me-too' } } });
+      await held.until((r) => r.events.length === 1, 5000, 'the second event, held in the second hub');
+      expect(hub.retainedBytes(owner.workspaceId!)).toBeGreaterThan(0);
+      expect((await owner.call('DELETE', `/v1/collections/leads/records/${erased.json().id}?permanent=true`)).status).toBe(204);
+      const deadline = Date.now() + 5000;
+      while (hub.retainedBytes(owner.workspaceId!) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(hub.retainedBytes(owner.workspaceId!)).toBe(0);
+      held.close();
     } finally {
       await otherWorker.stop();
       await otherApp.close();
@@ -263,6 +276,22 @@ describeEachEngine('event streams under attack', (engine) => {
     } finally {
       for (const socket of sockets) socket.destroy();
     }
+  });
+
+  it('serves nothing erased from memory: a stream resuming after a permanent delete gets the tombstone, not the data', async () => {
+    const { secret } = await keySecret(owner);
+    const live = await open(secret);
+    await live.until((r) => r.comments.includes('connected'));
+    await owner.post('/v1/collections/leads/records', { data: { n: 'before' } });
+    const created = await owner.post('/v1/collections/leads/records', { data: { secret: 'erase-me-now' } });
+    await live.until((r) => r.events.length === 2, 5000, 'both events, now in the hub');
+    const before = live.events[0]!.id!;
+    // The hub holds the record's event while the live stream is open; the delete must reach it too.
+    expect((await owner.call('DELETE', `/v1/collections/leads/records/${created.body.id}?permanent=true`)).status).toBe(204);
+    const resumed = await open(secret, { 'last-event-id': before });
+    await resumed.until((r) => r.events.length === 1, 5000, 'the erased event');
+    expect(resumed.body).not.toContain('erase-me-now');
+    expect(JSON.parse(resumed.events[0]!.data).data.record).toEqual({ id: created.body.id, erased: true });
   });
 
   it("keeps none of another workspace's events for an idle stream, bounds its own by bytes, and drops all when the last stream closes", async () => {

@@ -13,7 +13,7 @@ import type { Database, Executor } from './schema.js';
 export type Engine = 'sqlite' | 'postgres';
 
 /** The NOTIFY channels Plainbase uses between processes. */
-export type NotificationChannel = 'plainbase_events' | 'plainbase_events_sequenced';
+export type NotificationChannel = 'plainbase_events' | 'plainbase_events_sequenced' | 'plainbase_records_erased';
 
 export interface Dialect {
   /** The engine's name: for logs, cache keys and the DDL of past migrations; behaviour is chosen by the flags and operations below. */
@@ -70,6 +70,11 @@ export interface Dialect {
    * writes that arrive together share a commit instead).
    */
   insertsTogether: ((guard: string, guardParameters: number, tables: readonly TableColumns[], parameter: (position: number) => string) => string) | null;
+  /**
+   * Tells other processes, when the transaction commits, that record data was erased from events
+   * (a permanent delete), so that copies they keep in memory go; or null where nobody else can listen.
+   */
+  notifyRecordsErased: RawBuilder<unknown> | null;
   /** Tells other processes that events took their place in the sequence (the event feed's order), or null. */
   notifyEventsSequenced: RawBuilder<unknown> | null;
   /**

@@ -43,6 +43,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   notifyEvents: sql`select pg_notify(${sql.lit(EVENTS_WRITTEN)}, '')`,
   insertsTogether: (...args) => insertsTogether(...args, true),
   notifyEventsSequenced: sql`select pg_notify('plainbase_events_sequenced', '')`,
+  notifyRecordsErased: sql`select pg_notify('plainbase_records_erased', '')`,
   // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
   sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
   refreshStatistics: (table) => sql`analyze ${sql.table(table)}`,

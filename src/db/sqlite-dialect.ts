@@ -28,6 +28,7 @@ export const sqliteDialect: Dialect = {
   notifyEvents: null,
   insertsTogether: null,
   notifyEventsSequenced: null,
+  notifyRecordsErased: null,
   sequencingLock: null,
   // SQLite's planner does not estimate from sampled statistics this way: its plans held (bench:events).
   refreshStatistics: null,

@@ -1,4 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { dialectOf } from '../../db/dialect.js';
 import type { Executor } from '../../db/schema.js';
 import { firstIdAt, idLength } from '../../ids.js';
 import { EVENT_TYPES } from './event-types.js';
@@ -84,5 +85,7 @@ export function isErasedRecordEvent(erased: ErasedRecords): RawBuilder<SqlBool> 
  */
 export async function eraseRecordEvents(executor: Executor, erased: ErasedRecords): Promise<number> {
   const result = await sql`update events set data = ${tombstoneSql} where ${isErasedRecordEvent(erased)}`.execute(executor);
+  // Other processes' event hubs keep recent events in memory: told at the commit, they forget them.
+  await dialectOf(executor).notifyRecordsErased?.execute(executor);
   return Number(result.numAffectedRows ?? 0);
 }

@@ -3,7 +3,7 @@ import { rowLimit } from '../../db/row-limit.js';
 import type { EventType } from './event-types.js';
 import { lastSequenced, type FeedEvent } from './event-feed.js';
 import { eventMessageText } from './outbox.js';
-import { onEventsSequenced } from './outbox-signal.js';
+import { onEventsSequenced, onRecordsErased } from './outbox-signal.js';
 
 /** Something that wants to hear when events of its workspace may be waiting (an open event stream). */
 export interface HubListener {
@@ -55,6 +55,8 @@ export class EventHub {
   private last = 0;
   /** Which run of the hub this is: a read begun before a stop keeps nothing. */
   private run = 0;
+  /** Erasures heard of so far: a read begun before one keeps nothing, since it may hold erased data. */
+  private erasures = 0;
   private running: Promise<void> | null = null;
   private reading: Promise<void> | null = null;
   private readAgain = false;
@@ -155,11 +157,16 @@ export class EventHub {
     if (run !== this.run) return;
     this.last = last;
     this.floor = last;
-    const stopLocal = onEventsSequenced(() => this.poke());
-    const stopRemote = this.deps.dialect.listen('plainbase_events_sequenced', () => this.poke());
+    const stops = [
+      onEventsSequenced(() => this.poke()),
+      this.deps.dialect.listen('plainbase_events_sequenced', () => this.poke()),
+      // Record data deleted for good (docs/security.md, "What is erased and when") must not be
+      // served from memory: here, the workspace is known; from another process, it is not.
+      onRecordsErased((erased) => this.forget(erased.workspaceId)),
+      this.deps.dialect.listen('plainbase_records_erased', () => this.forget(null)),
+    ];
     this.stopWaking = () => {
-      stopLocal();
-      stopRemote();
+      for (const stop of stops) stop();
     };
     this.timer = setInterval(() => this.poke(), this.options.pollMs);
     this.timer.unref();
@@ -177,8 +184,19 @@ export class EventHub {
     this.recentBytes = 0;
   }
 
+  /**
+   * Drops what memory holds of a workspace's events (of every workspace: null), so that its
+   * streams read them from the database, where erased data is gone, until reads fill memory again.
+   */
+  private forget(workspaceId: string | null): void {
+    this.erasures++;
+    this.keepOnly((event) => workspaceId !== null && event.workspaceId !== workspaceId);
+    for (const [id, watched] of this.watched) if (workspaceId === null || id === workspaceId) watched.since = null;
+  }
+
   private async read(): Promise<void> {
     const run = this.run;
+    const erasures = this.erasures;
     let found = false;
     try {
       // Everything up to `upTo` is sequenced and visible (the worker sequences in order), so
@@ -194,7 +212,8 @@ export class EventHub {
         const events = workspaces.length === 0 ? [] : await readWatchedAfter(this.deps, workspaces, this.last, upTo, READ_BATCH);
         if (run !== this.run) return;
         for (const event of events) {
-          if (!this.watched.has(event.workspaceId)) continue;
+          // Read before an erasure was heard of: it may be erased data (forget() made streams read the database).
+          if (!this.watched.has(event.workspaceId) || erasures !== this.erasures) continue;
           this.recent.push(event);
           this.recentBytes += event.text.length;
         }
