@@ -17,8 +17,8 @@ import { AppError, rateLimited } from '../../../errors.js';
  * caller together (an anonymous caller can read any public collection, so a lane per workspace
  * would not bound them). A lane runs at most `width` statements at once (one where statements hold
  * the process; half the connection pool otherwise, so the rest of the pool stays free for everyone
- * else), and where statements hold the process, a lane rests after each statement for as long as
- * it ran, so at least half of the time goes to everybody else's requests, whose handlers take
+ * else), and where statements hold the process, a lane rests after a long statement for as long
+ * as it ran, so at least half of the time goes to everybody else's requests, whose handlers take
  * several statements each. A statement that waits for its lane longer than twice its budget is
  * not run: the request answers 429 RATE_LIMITED.
  */
@@ -90,6 +90,13 @@ function laneOf(deps: Deps, name: string): Lane {
   return lane;
 }
 
+/**
+ * Statements shorter than this leave no rest: between two of them the rest of the server waits no
+ * longer than that anyway, and a program polling with a cheap filter must not wait twice as long
+ * (measured: a filtered page of 8 ms took 16 ms one after another with a rest after every statement).
+ */
+const REST_AFTER_MS = 50;
+
 function makeLane(width: number, restsAfterEach: boolean, onIdle: () => void): Lane {
   let running = 0;
   let restingUntil = 0;
@@ -112,7 +119,7 @@ function makeLane(width: number, restsAfterEach: boolean, onIdle: () => void): L
 
   const release = (ranMs: number) => {
     running -= 1;
-    if (restsAfterEach) restingUntil = Math.max(restingUntil, performance.now() + ranMs);
+    if (restsAfterEach && ranMs >= REST_AFTER_MS) restingUntil = Math.max(restingUntil, performance.now() + ranMs);
     // Not now: what the statement's end let through (answers, other requests' next steps) goes first.
     setImmediate(pump);
   };
