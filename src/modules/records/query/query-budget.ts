@@ -97,7 +97,7 @@ function laneOf(deps: Deps, name: string): Lane {
  */
 const REST_AFTER_MS = 50;
 
-function makeLane(width: number, restsAfterEach: boolean, onIdle: () => void): Lane {
+function makeLane(width: number, restsAfterLong: boolean, onIdle: () => void): Lane {
   let running = 0;
   let restingUntil = 0;
   let restTimer: NodeJS.Timeout | null = null;
@@ -119,7 +119,7 @@ function makeLane(width: number, restsAfterEach: boolean, onIdle: () => void): L
 
   const release = (ranMs: number) => {
     running -= 1;
-    if (restsAfterEach && ranMs >= REST_AFTER_MS) restingUntil = Math.max(restingUntil, performance.now() + ranMs);
+    if (restsAfterLong && ranMs >= REST_AFTER_MS) restingUntil = Math.max(restingUntil, performance.now() + ranMs);
     // Not now: what the statement's end let through (answers, other requests' next steps) goes first.
     setImmediate(pump);
   };
