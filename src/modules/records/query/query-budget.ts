@@ -15,11 +15,11 @@ import { AppError, rateLimited } from '../../../errors.js';
  * behind the other would hold it for twelve budgets. So budgeted statements also take turns, in
  * lanes: one lane per workspace for callers with a credential, and one lane for every anonymous
  * caller together (an anonymous caller can read any public collection, so a lane per workspace
- * would not bound them). A lane runs at most `width` statements at once (one where statements hold
- * the process; half the connection pool otherwise, so the rest of the pool stays free for everyone
- * else), and where statements hold the process, a lane rests after a long statement for as long
- * as it ran, so at least half of the time goes to everybody else's requests, whose handlers take
- * several statements each. A statement that waits for its lane longer than twice its budget is
+ * would not bound them). A lane runs at most `width` statements at once: one where statements
+ * hold the process, half the connection pool otherwise (so that no one lane takes the whole pool).
+ * Where statements hold the process, a lane also rests after a long statement for as long as it
+ * ran, so at least half of the time goes to everybody else's requests, whose handlers take several
+ * statements each. A statement that waits for its lane longer than twice its budget is
  * not run: the request answers 429 RATE_LIMITED.
  */
 export interface QueryBudget {
