@@ -32,6 +32,9 @@ export interface Config {
   pageBytes: number;
   rateLimitPerKey: number;
   rateLimitPerIp: number;
+  /** Time budget of each statement a caller's filter, sort or count shapes, in ms; queryTimeMs for callers with a credential, publicQueryTimeMs for anonymous ones. */
+  queryTimeMs: number;
+  publicQueryTimeMs: number;
   /**
    * Which proxies in front of the service are believed about the client's address
    * (X-Forwarded-For, -Host, -Proto): none (false), every one (true), the nearest `hops`, or those
@@ -243,6 +246,16 @@ export const VARIABLES = {
     parse: wholeNumber(0, 1_000_000).default(20),
     default: '20',
     meaning: 'Requests per second for each address making anonymous requests; `0` switches the limit off.',
+  },
+  QUERY_TIME_MS: {
+    parse: wholeNumber(1, 3_600_000).default(2000),
+    default: '2000',
+    meaning: 'Time budget, in milliseconds, of each database statement that a caller with a credential shapes: a record list with a filter, a sort or `count=true`, an export with a filter. Past it the statement is stopped and the request answers 400 `INVALID_REQUEST`; an index on the fields queried keeps statements far below it. See docs/queries.md.',
+  },
+  PUBLIC_QUERY_TIME_MS: {
+    parse: wholeNumber(1, 3_600_000).default(500),
+    default: '500',
+    meaning: 'The same budget for anonymous callers (reads of public collections without a credential), in milliseconds. See docs/queries.md.',
   },
   TRUST_PROXY: {
     parse: trustProxy.optional(),
@@ -505,6 +518,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     databasePoolSize: v.DATABASE_POOL_SIZE,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,
     rateLimitPerIp: v.RATE_LIMIT_PER_IP,
+    queryTimeMs: v.QUERY_TIME_MS,
+    publicQueryTimeMs: v.PUBLIC_QUERY_TIME_MS,
     trustProxy: v.TRUST_PROXY ?? false,
     redisUrl: v.REDIS_URL ?? null,
     authFailuresPerIp: v.AUTH_FAILURES_PER_IP,

@@ -28,6 +28,20 @@ describeEachEngine('rate limits', (engine) => {
     expect((await anonymous.get('/healthz')).status).toBe(200);
   });
 
+  it('counts anonymous IPv6 callers by their /64: the addresses of one network share its limit', async () => {
+    t = await startTestApp(engine, { rateLimitPerIp: 2 });
+    const owner = await signedInOwner(t);
+    const { body: col } = await owner.post('/v1/collections', { name: 'posts', public: true });
+    const url = `/v1/collections/${col.id}/records`;
+    const from = (remoteAddress: string) => Object.assign(new Client(t), { remoteAddress });
+    const statuses = [];
+    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:2::abcd']) statuses.push((await from(address).get(url)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    // The next /64, and an IPv4 caller, are counted on their own.
+    expect((await from('2001:db8:1:3::1').get(url)).status).toBe(200);
+    expect((await from('192.0.2.7').get(url)).status).toBe(200);
+  });
+
   it('limits a signed-in caller by who they are', async () => {
     t = await startTestApp(engine, { rateLimitPerKey: 2 });
     const owner = await signedInOwner(t);

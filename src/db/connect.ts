@@ -14,6 +14,7 @@ import { sqliteDialect } from './sqlite-dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
 import { pingDatabase } from './ping.js';
 import { enableSqliteRowStream } from './row-stream.js';
+import { enableSqliteStatementBudget } from './statement-budget.js';
 import { withStatementCache } from './statement-cache.js';
 import type { Db, Executor } from './schema.js';
 
@@ -98,7 +99,7 @@ async function openSqlite(file: string): Promise<Storage> {
   enableDirectSqlite(db, sqliteDialect, connection, statements);
   const dataVersion = connection.prepare('pragma data_version').pluck();
   enableChangeWatch(db, writes, () => dataVersion.get() as number);
-  enableSqliteRowStream(db, statements, false);
+  enableSqliteRowStream(db, statements, false, enableSqliteStatementBudget(connection));
   return { db, dialect: sqliteDialect, openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
 }
 
@@ -117,7 +118,7 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   try {
     const trx = await reader.startTransaction().execute();
     // The transaction has this connection to itself: its rows can be read one by one directly.
-    enableSqliteRowStream(trx, statements, true);
+    enableSqliteRowStream(trx, statements, true, enableSqliteStatementBudget(connection));
     // A deferred BEGIN takes its view at the first read, so read now: the view is of this moment.
     await sql`select count(*) from sqlite_master`.execute(trx);
     return { db: trx, close: closeOnce(() => trx.rollback().execute(), () => reader.destroy()) };

@@ -37,14 +37,26 @@ export class UnreadableJson extends DatabaseError {
   }
 }
 
+/**
+ * A statement ran past its time budget (Dialect.isStatementTimeout). The caller that set the
+ * budget knows which one it was and answers with its own message (records/query/query-budget.ts).
+ */
+export class StatementTimedOut extends DatabaseError {
+  constructor(cause: unknown) {
+    super('INVALID_REQUEST', 'The query took longer than its time budget allows.', undefined, cause);
+  }
+}
+
 /** The app error for a driver error the dialect recognises, or the error as it is. */
 export function mapDriverError(dialect: Dialect, error: unknown): unknown {
   if (error instanceof DatabaseError) return error;
   if (dialect.isUniqueViolation(error)) return new UniqueViolation(error);
   if (dialect.isUnavailable(error)) return new DatabaseUnavailable(error);
   if (dialect.isUnreadableJson(error)) return new UnreadableJson(error);
+  if (dialect.isStatementTimeout(error)) return new StatementTimedOut(error);
   return error;
 }
 
 export const isUniqueViolation = (error: unknown): error is UniqueViolation => error instanceof UniqueViolation;
 export const isUnreadableJson = (error: unknown): error is UnreadableJson => error instanceof UnreadableJson;
+export const isStatementTimedOut = (error: unknown): error is StatementTimedOut => error instanceof StatementTimedOut;

@@ -32,6 +32,8 @@ export interface Dialect {
    * PostgreSQL reads any jsonb it stored.
    */
   isUnreadableJson(error: unknown): boolean;
+  /** True when the error says a statement ran past its time budget (statementTimeout, statementBudgetCheck). */
+  isStatementTimeout(error: unknown): boolean;
   /** True for a record whose data isUnreadableJson would refuse; null where there are none. */
   unreadableJson: RawBuilder<SqlBool> | null;
   /**
@@ -175,6 +177,18 @@ export interface Dialect {
    * walk of the whole index, so once a large collection is analysed a scan of the table wins.
    */
   recordIndexesLeadWithCollection: boolean;
+  /**
+   * Sets the time budget of every following statement of the transaction it runs in, in
+   * milliseconds (PostgreSQL: statement_timeout, set local to the transaction so that it also
+   * holds behind a transaction-mode pooler, and never outlives it); null where the engine has no
+   * such setting (SQLite: statementBudgetCheck).
+   */
+  statementTimeout: ((ms: number) => RawBuilder<unknown>) | null;
+  /**
+   * A condition that a statement with a time budget carries in its WHERE clause, so that it ends
+   * itself once the budget is spent (db/statement-budget.ts); null where statementTimeout does it.
+   */
+  statementBudgetCheck: RawBuilder<SqlBool> | null;
   /**
    * Whether a record query whose text repeats is prepared once per connection and may then run
    * on one plan made for all calls (prepared-statements.ts: PostgreSQL). Such a plan can use a

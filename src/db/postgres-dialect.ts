@@ -31,6 +31,10 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   },
   isUnreadableJson: () => false,
   unreadableJson: null,
+  // 57014 query_canceled: statement_timeout's (and a cancel's, which only an operator sends).
+  isStatementTimeout: (error) => driverErrorCode(error) === '57014',
+  statementTimeout: (ms) => sql`select set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`,
+  statementBudgetCheck: null,
   currentSchema: async (db) => {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
     return rows[0]?.schema;

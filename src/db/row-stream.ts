@@ -3,6 +3,7 @@ import { mapDriverError } from './db-errors.js';
 import { readPrepared } from './direct-query.js';
 import { dialectOf } from './dialect.js';
 import type { Executor } from './schema.js';
+import type { SqliteStatementClock } from './statement-budget.js';
 
 /**
  * Reads a query's rows a batch at a time and stops as soon as the caller has enough: for answers
@@ -30,6 +31,13 @@ export interface RowBatches {
    * statement named by its text (prepared-statements.ts), planned once per connection.
    */
   repeats?: boolean;
+  /**
+   * The statement's time budget in milliseconds: past it the read fails with StatementTimedOut
+   * (db-errors.ts). PostgreSQL: statement_timeout, set local to a transaction the read runs in
+   * (the caller's, or one of its own). SQLite: the statement must carry
+   * Dialect.statementBudgetCheck, which stops it (statement-budget.ts).
+   */
+  timeLimitMs?: number;
 }
 
 /** Return false to stop reading. */
@@ -39,20 +47,22 @@ interface SqliteRows {
   statements: KyselySqliteDatabase;
   /** The executor has its connection to itself (a snapshot's transaction): no mutex to take. */
   exclusive: boolean;
+  clock: SqliteStatementClock;
 }
 
 const sqliteExecutors = new WeakMap<object, SqliteRows>();
 
 /** Called by connect.ts for the main SQLite connection and for each snapshot's transaction. */
-export function enableSqliteRowStream(executor: Executor, statements: KyselySqliteDatabase, exclusive: boolean): void {
-  sqliteExecutors.set(executor, { statements, exclusive });
+export function enableSqliteRowStream(executor: Executor, statements: KyselySqliteDatabase, exclusive: boolean, clock: SqliteStatementClock): void {
+  sqliteExecutors.set(executor, { statements, exclusive, clock });
 }
 
 export async function visitRows<Row>(executor: Executor, query: CompiledQuery, batches: RowBatches, visit: RowVisitor<Row>): Promise<void> {
   const batchRows = Math.max(1, Math.floor(batches.batchRows));
+  const limit = batches.timeLimitMs;
   const sqlite = sqliteExecutors.get(executor);
   if (sqlite) {
-    const read = () => {
+    const untimed = () => {
       try {
         const statement = sqlite.statements.prepare(query.sql);
         const rows = batches.maxRows <= batchRows ? statement.all(query.parameters) : statement.iterate(query.parameters);
@@ -62,9 +72,27 @@ export async function visitRows<Row>(executor: Executor, query: CompiledQuery, b
         throw mapDriverError(dialectOf(executor), error);
       }
     };
+    const read = limit === undefined ? untimed : () => sqlite.clock.within(limit, untimed);
     if (sqlite.exclusive) return read();
     return (executor as Kysely<any>).connection().execute(async () => read());
   }
+  const timeout = limit === undefined ? null : dialectOf(executor).statementTimeout;
+  if (timeout && limit !== undefined) {
+    // SET LOCAL lasts until the transaction ends: the caller's, or one held for this read alone.
+    if (executor.isTransaction) {
+      await timeout(limit).execute(executor);
+      return visitDatabaseRows(executor, query, batches, batchRows, visit);
+    }
+    return executor.transaction().execute(async (trx) => {
+      await timeout(limit).execute(trx);
+      await visitDatabaseRows(trx, query, batches, batchRows, visit);
+    });
+  }
+  return visitDatabaseRows(executor, query, batches, batchRows, visit);
+}
+
+/** Rows through Kysely: a cursor where the engine reads in batches, else the whole result. */
+async function visitDatabaseRows<Row>(executor: Executor, query: CompiledQuery, batches: RowBatches, batchRows: number, visit: RowVisitor<Row>): Promise<void> {
   if (batches.maxRows > batchRows && dialectOf(executor).streamsInBatches) {
     for await (const { rows } of executor.getExecutor().stream<Row>(query, batchRows)) {
       for (const row of rows) if (!visit(row)) return;

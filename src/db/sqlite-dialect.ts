@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type JsonScalar } from './dialect.js';
 import { insertValues } from './insert-rows.js';
+import { SQLITE_BUDGET_FUNCTION, SqliteBudgetSpent } from './statement-budget.js';
 
 /** SQLite through better-sqlite3: one connection, in this process, answering synchronously. */
 export const sqliteDialect: Dialect = {
@@ -20,6 +21,10 @@ export const sqliteDialect: Dialect = {
     return driverErrorCode(cause) === 'SQLITE_ERROR' && (cause as Error).message === 'malformed JSON';
   },
   unreadableJson: sql<SqlBool>`json_valid(${sql.ref('data')}) = 0`,
+  isStatementTimeout: (error) => driverError(error) instanceof SqliteBudgetSpent,
+  statementTimeout: null,
+  // One row in 64 on average calls the budget's clock (statement-budget.ts says why).
+  statementBudgetCheck: sql<SqlBool>`((random() & 63) <> 0 or ${sql.raw(SQLITE_BUDGET_FUNCTION)}())`,
   currentSchema: async () => undefined,
   ping: sql`select 1`,
   readJson: (value) => JSON.parse(value as string),

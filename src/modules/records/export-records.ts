@@ -13,6 +13,7 @@ import { parseFieldRef } from './query/field-ref.js';
 import { readAhead } from './read-ahead.js';
 import { compileFilter } from './query/compile.js';
 import { parseFilter, type FilterNode } from './query/filter-parser.js';
+import { queryBudget, type QueryBudget } from './query/query-budget.js';
 import { columnsOf, exportLineJson, RECORD_EXPORT_COLUMNS, RECORD_EXPORT_CSV, type ExportColumn } from './record-shape.js';
 
 export type ExportFormat = 'ndjson' | 'csv';
@@ -52,6 +53,8 @@ interface ExportScope {
   chunkBytes: number;
   /** How the rows of a chunk are read (read-ahead.ts). */
   batches: RowBatches;
+  /** A filtered export's statements run under the caller's time budget (query/query-budget.ts). */
+  budget: QueryBudget;
 }
 
 /** A CSV column after id, createdAt and updatedAt: a path into the record's data. */
@@ -86,7 +89,8 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
     const snapshot = await deps.openSnapshot();
     try {
       const collection = await findCollection(snapshot.db, workspaceId, idOrName);
-      const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS) };
+      const budget = queryBudget(deps, workspaceId, 'credentialed', filter !== undefined);
+      const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS), budget };
       const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
       await spool.write(chunks);
       collectionName = collection.name;
@@ -114,12 +118,15 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
       .where('workspace_id', '=', scope.collection.workspace_id)
       .where('collection_id', '=', scope.collection.id)
       .where('trashed_at', 'is', null);
+    // The budget's check goes before the filter, so that rows the filter rejects reach it too.
+    if (scope.budget.applies && scope.dialect.statementBudgetCheck) query = query.where(scope.dialect.statementBudgetCheck);
     if (scope.filter) query = query.where(compileFilter(scope.filter, scope.dialect));
     if (after !== null) query = query.where('id', '>', after);
     const rows: ExportRow[] = [];
     let bytes = 0;
     let more = false;
-    await visitRows<ExportRow>(scope.executor, query.orderBy('id').limit(rowLimit(PAGE_ROWS)).compile(), scope.batches, (row) => {
+    const compiled = query.orderBy('id').limit(rowLimit(PAGE_ROWS)).compile();
+    await scope.budget.run((timeLimitMs) => visitRows<ExportRow>(scope.executor, compiled, { ...scope.batches, timeLimitMs }, (row) => {
       const size = typeof row.data === 'string' ? Buffer.byteLength(row.data) : Buffer.byteLength(scope.dialect.jsonText(row.data));
       if (rows.length > 0 && bytes + size > scope.chunkBytes) {
         more = true;
@@ -128,7 +135,7 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
       rows.push(row);
       bytes += size;
       return true;
-    });
+    }));
     if (rows.length > 0) yield rows;
     if (!more && rows.length < PAGE_ROWS) return;
     after = rows[rows.length - 1]!.id;

@@ -13,6 +13,7 @@ import type { KeyGuard, KeyGuess } from '../keys/key-guess.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
 import { bindsScopeFirst, buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
+import { queryBudget, type QueryCaller } from './query/query-budget.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
 import { readAhead } from './read-ahead.js';
 import { RECORD_LISTED_COLUMNS, toRecordRead, type RecordData, type RecordRead, type RecordReadRow } from './record-shape.js';
@@ -70,12 +71,15 @@ function reusableListFor(key: string, make: () => ReusableListQuery | null): Reu
  * proves nothing (no records, or the collection changed), so it is asked again the long way.
  * A caller's key that was only guessed (keys/key-guess.ts) is checked the same way: by the page's
  * statement, or in full before the long way.
+ *
+ * A filter, a sort and a count run under the caller's time budget (query/query-budget.ts): an
+ * anonymous caller's is smaller.
  */
-export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery, guess?: KeyGuess): Promise<RecordPage> {
+export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery, guess?: KeyGuess, caller: QueryCaller = 'credentialed'): Promise<RecordPage> {
   const remembered = rememberedCollection(deps, workspaceId, idOrName);
   if (remembered) {
     const keyGuard = guess && !guess.settled ? guess.guard : undefined;
-    const page = await listPage(deps, remembered, { remembered, keyGuard }, query);
+    const page = await listPage(deps, remembered, { remembered, keyGuard }, query, caller);
     if (page.data.length > 0) {
       if (keyGuard) guess?.held();
       return page;
@@ -84,7 +88,7 @@ export async function listRecords(deps: Deps, workspaceId: string, idOrName: str
   await guess?.confirm();
   const collection = await findCollection(deps.db, workspaceId, idOrName);
   rememberCollection(deps, workspaceId, idOrName, collection);
-  return listPage(deps, collection, {}, query);
+  return listPage(deps, collection, {}, query, caller);
 }
 
 /** What a page's statement checks besides its query: the collection as remembered, a guessed key. */
@@ -93,15 +97,17 @@ interface PageGuards {
   keyGuard?: KeyGuard;
 }
 
-async function listPage(deps: Deps, collection: CollectionsTable, { remembered, keyGuard }: PageGuards, query: ListQuery): Promise<RecordPage> {
+async function listPage(deps: Deps, collection: CollectionsTable, { remembered, keyGuard }: PageGuards, query: ListQuery, caller: QueryCaller): Promise<RecordPage> {
   const workspaceId = collection.workspace_id;
+  // A page without filter or sort reads an index from its start: only what the caller shapes is budgeted.
+  const pageBudget = queryBudget(deps, workspaceId, caller, Boolean(query.filter) || Boolean(query.sort));
   const trashed = query.trashed ?? false;
   const fields = trashed ? LISTED_COLUMNS : LIVE_LISTED_COLUMNS;
   const pick = query.fields ? parseFields(query.fields) : null;
   // The filter is parsed at most once, and not at all when a reusable query answers the page.
   let scope: RecordQueryScope | undefined;
   const parsedScope = (): RecordQueryScope => (scope ??= {
-    executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed, remembered, keyGuard,
+    executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed, remembered, keyGuard, budgeted: pageBudget.applies,
     filter: query.filter ? parseFilter(query.filter) : undefined,
   });
   let sort: readonly SortKey[];
@@ -124,12 +130,12 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
   }
   if (withFiles && !bindsScopeFirst(compiled, workspaceId, collection.id)) throw new Error('a list statement with files must bind the workspace and the collection first');
   const pinned = { collectionId: collection.id };
-  const { rows, data, more } = await explained(readPage(deps, compiled, query.limit, (row) => {
+  const { rows, data, more } = await explained(pageBudget.run((timeLimitMs) => readPage(deps, compiled, query.limit, timeLimitMs, (row) => {
     const read = toRecordRead(deps.dialect, row, pinned);
     if (pick) read.dataJson = JSON.stringify(pick(deps.dialect.readJson(row.data) as RecordData));
     if (withFiles) read.files = attachedFileIdsOf(row.files);
     return read;
-  }));
+  })));
   if (!withFiles) await withAttachedFiles(deps.db, workspaceId, data, collection.id);
   // Attached files lengthen their records' answers: drop from the end what no longer fits.
   let cut = false;
@@ -143,7 +149,11 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
   }
   const last = rows[rows.length - 1];
   const page: RecordPage = { data, nextCursor: (more || cut) && last ? encodeCursor(last, sort) : null };
-  if (query.count) page.total = await explained(countRecords(parsedScope()));
+  if (query.count) {
+    // A count reads every matching record, filter or not.
+    const countBudget = queryBudget(deps, workspaceId, caller, true);
+    page.total = await explained(countBudget.run((timeLimitMs) => countRecords({ ...parsedScope(), budgeted: true }, timeLimitMs)));
+  }
   return page;
 }
 
@@ -192,7 +202,7 @@ const answerBytes = (read: RecordRead): number => Buffer.byteLength(read.dataJso
  * Bytes are counted exactly (UTF-8) only once the page could be near its budget: until then
  * three bytes per UTF-16 unit bound it, and the common small page never counts a byte.
  */
-async function readPage(deps: Deps, compiled: CompiledQuery, limit: number, toRead: (row: ListedRow) => RecordRead): Promise<{ rows: ListedRow[]; data: RecordRead[]; more: boolean }> {
+async function readPage(deps: Deps, compiled: CompiledQuery, limit: number, timeLimitMs: number | undefined, toRead: (row: ListedRow) => RecordRead): Promise<{ rows: ListedRow[]; data: RecordRead[]; more: boolean }> {
   const budget = deps.config.pageBytes;
   const rows: ListedRow[] = [];
   const data: RecordRead[] = [];
@@ -212,7 +222,7 @@ async function readPage(deps: Deps, compiled: CompiledQuery, limit: number, toRe
     return true;
   };
   // A list's text is its filter's and sort's shape, the same from call to call (the values are parameters).
-  await visitRows<ListedRow>(deps.db, compiled, { ...readAhead(deps, limit + 1), repeats: true }, (row) => {
+  await visitRows<ListedRow>(deps.db, compiled, { ...readAhead(deps, limit + 1), repeats: true, timeLimitMs }, (row) => {
     const read = data.length < limit ? toRead(row) : null;
     if (!read || !fits(read)) {
       more = true;

@@ -35,6 +35,7 @@ export const registerListRecords: RegisterRoute = (app, deps) =>
       const scope = await readScope(deps, request, request.params.col);
       const { limit = 50, ...query } = request.query;
       // Serialised by recordPageJson, made from the same fields as the schema above (record-shape.ts).
-      return sendJson(reply, recordPageJson(await listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit }, request.auth.guess)));
+      const caller = request.auth.workspaceId === null ? 'anonymous' : 'credentialed';
+      return sendJson(reply, recordPageJson(await listRecords(deps, scope.workspaceId, scope.collection, { ...query, limit }, request.auth.guess, caller)));
     },
   });

@@ -7,6 +7,7 @@ import { attachedFileIdsSql } from '../../files/attached-files.js';
 import { collectionLiteralPredicate } from './collection-literal.js';
 import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
 import { rowLimit } from '../../../db/row-limit.js';
+import { visitRows } from '../../../db/row-stream.js';
 import { AppError } from '../../../errors.js';
 import { compileFilter, keysetCondition, orderModifiers, orderTermKinds, orderTerms, orderValues, termsPinnedByFilter } from './compile.js';
 import type { FilterNode } from './filter-parser.js';
@@ -47,6 +48,8 @@ export interface RecordQueryScope {
   remembered?: CollectionsTable;
   /** A guessed key's guard (keys/key-guess.ts), with `remembered` only: no rows unless it holds. */
   keyGuard?: KeyGuard;
+  /** The statement runs under a time budget (query-budget.ts): it carries the engine's budget check. */
+  budgeted?: boolean;
 }
 
 export interface ListRecordsOptions<F extends keyof RecordsTable = keyof RecordsTable> extends RecordQueryScope {
@@ -69,7 +72,7 @@ export const MAX_LIST_LIMIT = 1000;
 
 const CURSOR_COLUMNS: readonly CursorColumn[] = columnsOf([...RECORD_QUERYABLE, 'data']);
 
-function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered, keyGuard }: RecordQueryScope) {
+function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered, keyGuard, budgeted }: RecordQueryScope) {
   let query = executor
     .selectFrom('records')
     .where('workspace_id', '=', workspaceId)
@@ -81,6 +84,9 @@ function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, tra
   // literal lets that plan use the collection's record indexes (collection-literal.ts).
   if (dialect.preparesRecordQueries) query = query.where(collectionLiteralPredicate(collectionId));
   query = query.where('trashed_at', trashed ? 'is not' : 'is', null);
+  // Before the filter: SQLite tests the conditions in this order, and a row the filter rejects
+  // would otherwise never reach the check. It binds no value, so the scope's still come first.
+  if (budgeted && dialect.statementBudgetCheck) query = query.where(dialect.statementBudgetCheck);
   if (filter) query = query.where(compileFilter(filter, dialect));
   return query;
 }
@@ -178,10 +184,16 @@ export async function listRecordRows<F extends keyof RecordsTable = keyof Record
   return (await buildListRecordsQuery(options).execute()) as Pick<RecordsTable, F | CursorColumn>[];
 }
 
-/** How many records match, with the same scope and filter as the list. */
-export async function countRecords(options: RecordQueryScope): Promise<number> {
-  const row = await scopedQuery(options).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-  return Number(row.count);
+/** How many records match, with the same scope and filter as the list; within `timeLimitMs` when given (visitRows). */
+export async function countRecords(options: RecordQueryScope, timeLimitMs?: number): Promise<number> {
+  const query = scopedQuery(options).select((eb) => eb.fn.countAll<number>().as('count'));
+  if (timeLimitMs === undefined) return Number((await query.executeTakeFirstOrThrow()).count);
+  let count = 0;
+  await visitRows<{ count: number }>(options.executor, query.compile(), { batchRows: 1, maxRows: 1, timeLimitMs }, (row) => {
+    count = Number(row.count);
+    return false;
+  });
+  return count;
 }
 
 // ---------------------------------------------------------------------------------------------
