@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { addressKey } from '../client-address.js';
 import type { Config } from '../config.js';
 import { rateLimited } from '../errors.js';
 import type { App } from './app-type.js';
@@ -24,7 +25,7 @@ export async function useRateLimits(app: App, config: Config, redis: Redis | nul
     enableDraftSpec: true,
     ...(redis ? { redis, nameSpace: 'plainbase:requests:', skipOnError: true } : {}),
     max: (request) => limitFor(request) || Number.MAX_SAFE_INTEGER,
-    keyGenerator: (request) => (request.auth.actor.id === null ? `ip:${request.ip}` : `${request.auth.actor.type}:${request.auth.actor.id}`),
+    keyGenerator: (request) => (request.auth.actor.id === null ? `ip:${addressKey(request.ip)}` : `${request.auth.actor.type}:${request.auth.actor.id}`),
     // Operations routes and sign-in (which has its own throttle) are not counted; nor are limits set to 0.
     allowList: (request) => request.routeOptions.config.access?.kind === 'open' || limitFor(request) === 0,
     errorResponseBuilder: (_request, context) => rateLimited(context.ttl / 1000),
