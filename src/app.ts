@@ -20,6 +20,7 @@ import { instrument } from './http/metrics.js';
 import { logRequests } from './http/request-log.js';
 import { useRateLimits } from './http/rate-limit.js';
 import { connectRedis } from './http/redis-connection.js';
+import { slowClientServerOptions, watchBodyProgress } from './http/slow-clients.js';
 import { refuseUnstorableUrlText } from './http/storable-input.js';
 import { apiRoutes } from './http/routes.js';
 import { trustProxyOption } from './http/trust-proxy.js';
@@ -65,6 +66,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     trustProxy: trustProxyOption(deps.config.trustProxy),
     // Keep-alive connections must not hold a graceful shutdown open.
     forceCloseConnections: 'idle',
+    // A client that sends its head or its body too slowly is cut off (slow-clients.ts).
+    ...slowClientServerOptions(deps.config),
     schemaController,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -87,6 +90,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     done();
   });
   app.addHook('onRequest', refuseUnstorableUrlText);
+  app.addHook('onRequest', watchBodyProgress(deps.config));
   // With PLAINBASE_REDIS_URL the limits are counted in Redis, shared by every process.
   const redis = deps.config.redisUrl ? await connectRedis(deps.config.redisUrl, app.log) : null;
   if (redis) app.addHook('onClose', () => redis.disconnect());
