@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerOptions } from 'node:http';
 import type { Config } from '../config.js';
 
 /**
@@ -14,7 +15,7 @@ import type { Config } from '../config.js';
  * `requestTimeout` (a total time for head and body) stays off, as Fastify leaves it, and so does
  * the socket idle timeout: neither must cut an event stream or a long import's answer.
  */
-export function slowClientServerOptions(config: Config): Pick<FastifyServerOptions, 'http'> {
+export function slowClientServerOptions(config: Config): { http: ServerOptions } {
   return {
     http: {
       headersTimeout: config.headersTimeoutMs,
