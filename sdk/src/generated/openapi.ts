@@ -88,7 +88,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with email and password; sets the plainbase_session cookie */
+        /** Sign in with email and password; sets the session cookie (plainbase_session, or __Host-plainbase_session over HTTPS) */
         post: operations["auth.signIn"];
         delete?: never;
         options?: never;
