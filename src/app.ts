@@ -12,6 +12,7 @@ import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
 import { LocalAuthFailureLimiter, RedisAuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
 import { settleKeyGuess } from './http/auth.js';
+import { setCacheHeaders } from './http/cache-headers.js';
 import { registerDashboard } from './http/dashboard.js';
 import { parseJsonBodies } from './http/json-body.js';
 import { compileValidator, schemaController } from './http/route-compilers.js';
@@ -91,6 +92,12 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
   app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onRequest', watchBodyProgress(deps.config));
+  // What caches may keep of each answer, errors included (cache-headers.ts).
+  app.decorateRequest('publicRead', false);
+  app.addHook('onSend', (request, reply, payload, done) => {
+    setCacheHeaders(deps.config, request, reply);
+    done(null, payload);
+  });
   // With PLAINBASE_REDIS_URL the limits are counted in Redis, shared by every process.
   const redis = deps.config.redisUrl ? await connectRedis(deps.config.redisUrl, app.log) : null;
   if (redis) app.addHook('onClose', () => redis.disconnect());

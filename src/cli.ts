@@ -247,7 +247,7 @@ async function createKeyCommand(config: Config, input: KeyRequest): Promise<void
     const deps = depsFor(config, storage);
     const person = await findPersonByEmail(deps.db, normaliseEmail(input.email));
     // The same work and the same answer for an unknown email and a wrong password.
-    const matches = await verifyPassword(input.password, person?.password_hash ?? (await decoyPasswordHash()));
+    const matches = await verifyPassword(input.password, person?.password_hash ?? (await decoyPasswordHash(config.passwordHashCost)));
     if (!person || !matches) throw new UsageError('the email or the password is wrong');
 
     const workspaces = await listWorkspaces(deps.db, person.id);

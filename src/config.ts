@@ -50,6 +50,11 @@ export interface Config {
   /** Each window this long must bring bodyMinBytesPerSecond × its length of the body (or the rest of it). */
   bodyTimeoutMs: number;
   bodyMinBytesPerSecond: number;
+  /**
+   * log2 of scrypt's N for new password hashes: always 15 (N=2^15, 32 MiB; OWASP's minimum is 2^17
+   * KiB), set by no variable. Only the test suite lowers it, for the thousands of people it makes.
+   */
+  passwordHashCost: number;
   /** Failed password checks per account (email) within signInLockSeconds before it is locked. */
   signInMaxFailures: number;
   /** Failed password checks per address within signInLockSeconds before it is locked: far above the account's. */
@@ -68,12 +73,21 @@ export interface Config {
   webhookClaimSeconds: number;
   /** Most webhooks one workspace may hold. */
   webhooksPerWorkspace: number;
+  /** Per-tenant limits on what a caller can create (docs/configuration.md, "Limits per tenant"). */
+  workspacesPerPerson: number;
+  apiKeysPerWorkspace: number;
+  collectionsPerWorkspace: number;
+  serviceAccountsPerWorkspace: number;
+  indexesPerCollection: number;
+  schemaVersionsPerCollection: number;
   /** Event streams one caller (key or person) may hold open in this process. */
   streamsPerCaller: number;
   /** Event streams this process holds open at once. */
   streamsPerProcess: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
+  /** How long a shared cache may keep an anonymous read of a public collection, in seconds; 0: it must ask again each time. */
+  publicMaxAgeSeconds: number;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
   s3: S3Settings | null;
 }
@@ -207,7 +221,7 @@ export const VARIABLES = {
   PAGE_BYTES: {
     parse: wholeNumber(64 * 1024, 1024 ** 3).default(16 * 1024 * 1024),
     default: '16777216',
-    meaning: 'Largest page of records (a list answer), in bytes: a page ends early, with a `nextCursor`, when the next record would take it past this; it always holds at least one record. Also what an export holds in memory at once.',
+    meaning: 'Largest page of any list answer (records, events, collections, the audit log, …), in bytes: a page ends early, with a `nextCursor`, when the next item would take it past this; it always holds at least one item. Also what an export holds in memory at once.',
   },
   DATABASE_POOL_SIZE: {
     parse: wholeNumber(1, 1000).default(10),
@@ -337,10 +351,46 @@ export const VARIABLES = {
     default: '50',
     meaning: 'Most webhooks one workspace may hold; creating one more answers 409 CONFLICT.',
   },
+  WORKSPACES_PER_PERSON: {
+    parse: wholeNumber(1, 100_000).default(20),
+    default: '20',
+    meaning: 'Most workspaces one person may own; creating one more answers 409 CONFLICT. Workspaces they were invited to do not count.',
+  },
+  API_KEYS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 1_000_000).default(500),
+    default: '500',
+    meaning: 'Most active API keys one workspace may hold (revoked and expired keys do not count); creating one more answers 409 CONFLICT.',
+  },
+  COLLECTIONS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 1_000_000).default(500),
+    default: '500',
+    meaning: 'Most collections one workspace may hold, those in the trash included; creating one more answers 409 CONFLICT.',
+  },
+  SERVICE_ACCOUNTS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 100_000).default(100),
+    default: '100',
+    meaning: 'Most service accounts one workspace may hold (deleted ones do not count); creating one more answers 409 CONFLICT.',
+  },
+  INDEXES_PER_COLLECTION: {
+    // Each is a real database index that every write to the collection keeps up to date.
+    parse: wholeNumber(1, 1000).default(20),
+    default: '20',
+    meaning: 'Most record indexes one collection may hold; creating one more answers 409 CONFLICT.',
+  },
+  SCHEMA_VERSIONS_PER_COLLECTION: {
+    parse: wholeNumber(1, 1_000_000).default(1000),
+    default: '1000',
+    meaning: 'Most schema versions one collection may hold (versions are kept for good); creating one more answers 409 CONFLICT.',
+  },
   FILE_MAX_BYTES: {
     parse: wholeNumber(1, 5 * 1024 ** 4).default(5 * 1024 ** 3),
     default: '5368709120',
     meaning: 'Largest file upload, in bytes (5 GiB); uploads are streamed, so memory does not grow with it.',
+  },
+  PUBLIC_MAX_AGE: {
+    parse: wholeNumber(0, 86_400).default(0),
+    default: '0',
+    meaning: 'Seconds a browser or shared cache may keep an anonymous read of a public collection (`Cache-Control: public, max-age=…`); `0` sends `no-cache`: ask again each time. Other answers are never kept (docs/security.md, Caching).',
   },
   S3_BUCKET: {
     parse: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)').optional(),
@@ -441,6 +491,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     headersTimeoutMs: v.HEADERS_TIMEOUT_SECONDS * 1000,
     bodyTimeoutMs: v.BODY_TIMEOUT_SECONDS * 1000,
     bodyMinBytesPerSecond: v.BODY_MIN_BYTES_PER_SECOND,
+    passwordHashCost: 15,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
     signInMaxFailuresPerAddress: v.SIGN_IN_MAX_FAILURES_PER_ADDRESS,
     signInLockSeconds: v.SIGN_IN_LOCK_SECONDS,
@@ -452,9 +503,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
     webhookClaimSeconds: v.WEBHOOK_CLAIM_SECONDS,
     webhooksPerWorkspace: v.WEBHOOKS_PER_WORKSPACE,
+    workspacesPerPerson: v.WORKSPACES_PER_PERSON,
+    apiKeysPerWorkspace: v.API_KEYS_PER_WORKSPACE,
+    collectionsPerWorkspace: v.COLLECTIONS_PER_WORKSPACE,
+    serviceAccountsPerWorkspace: v.SERVICE_ACCOUNTS_PER_WORKSPACE,
+    indexesPerCollection: v.INDEXES_PER_COLLECTION,
+    schemaVersionsPerCollection: v.SCHEMA_VERSIONS_PER_COLLECTION,
     streamsPerCaller: v.STREAMS_PER_CALLER,
     streamsPerProcess: v.STREAMS_PER_PROCESS,
     fileMaxBytes: v.FILE_MAX_BYTES,
+    publicMaxAgeSeconds: v.PUBLIC_MAX_AGE,
     s3,
   };
 }

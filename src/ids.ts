@@ -73,3 +73,14 @@ export function hasPrefix(id: string, prefix: IdPrefix): boolean {
 export function madeBefore(a: string, b: string): boolean {
   return a.slice(a.indexOf('_') + 1) < b.slice(b.indexOf('_') + 1);
 }
+
+/**
+ * The smallest id of this prefix that could have been made at `time` or later: every id made
+ * from then on sorts at or after it, so it bounds a range read by time through an id index.
+ */
+export function firstIdAt(prefix: IdPrefix, time: number): string {
+  return `${prefix}_${encode(Math.max(0, time), 10)}`;
+}
+
+/** How long every id of this prefix is: the prefix, `_` and a 26-character ULID. */
+export const idLength = (prefix: IdPrefix): number => prefix.length + 1 + 26;

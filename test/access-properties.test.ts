@@ -87,7 +87,8 @@ describeEachEngine('access, as a model says, under random changes', (engine) => 
   let runNumber = 0;
 
   beforeAll(async () => {
-    t = await startTestApp(engine);
+    // The owner makes a workspace of their own per run.
+    t = await startTestApp(engine, { workspacesPerPerson: RUNS + 1 });
     owner = await signedInOwner(t);
     for (let i = 0; i < PEOPLE; i++) {
       const email = `person${i}@example.com`;

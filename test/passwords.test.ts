@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { prepareFirstOwner } from '../src/modules/setup/first-owner.js';
+import { createOwner, prepareFirstOwner } from '../src/modules/setup/first-owner.js';
 import { passwordProblem } from '../src/password-rules.js';
 import { addMember, allAuditEntries, Client, expectError, OWNER, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
@@ -44,6 +44,16 @@ describe('the rules of a new password', () => {
 describeEachEngine('passwords', (engine) => {
   let t: TestApp;
   afterEach(async () => { await t?.close(); });
+
+  it('hashes at the real cost (scrypt N=2^15) unless a test lowers it, and verifies a hash of either cost', async () => {
+    expect(loadConfig({}).passwordHashCost).toBe(15);
+    t = await startTestApp(engine, { passwordHashCost: loadConfig({}).passwordHashCost });
+    await createOwner(t.deps, OWNER);
+    const stored = await t.deps.db.selectFrom('people').select('password_hash').executeTakeFirstOrThrow();
+    expect(stored.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect((await new Client(t).signIn(OWNER.email, OWNER.password)).status).toBe(200);
+    expect((await new Client(t).signIn(OWNER.email, 'not the password at all')).status).toBe(401);
+  });
 
   it('refuses a bad password at first-owner setup, with the field and the rule, and creates nobody', async () => {
     t = await startTestApp(engine);

@@ -3,8 +3,10 @@ import type { LookupAddress } from 'node:dns';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.js';
+import { loggedBody, loggedHeaders } from './logged-response.js';
 import { signPayload } from './sign.js';
 import { BlockedUrl, checkUrlShape, isAddressLiteral, resolveCheckedAddresses, type GuardOptions } from './url-guard.js';
+import { toStorableText } from '../storable-text.js';
 
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
 
@@ -77,6 +79,8 @@ export class WebhookSender {
         dispatcher: this.agent,
         headers: {
           'content-type': 'application/json',
+          // The log keeps the body as it arrives, never decompressed (logged-response.ts).
+          'accept-encoding': 'identity',
           'user-agent': 'Plainbase-Webhooks/1',
           'x-baas-event': outgoing.eventType,
           'x-baas-delivery': outgoing.eventId,
@@ -87,10 +91,10 @@ export class WebhookSender {
         body: outgoing.body,
         signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
       });
-      const responseBody = await readLimited(response.body, RESPONSE_BODY_LIMIT);
-      // Names are the receiver's: a null-prototype object keeps each one as a plain entry.
-      const headers: Record<string, string> = Object.create(null);
-      for (const [name, value] of Object.entries(response.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : String(value ?? '');
+      // The status decides the attempt; the body only fills the log, so no more of it is read.
+      const { bytes, cut } = await readFirstBytes(response.body, RESPONSE_BODY_LIMIT);
+      const headers = loggedHeaders(response.headers);
+      const responseBody = loggedBody(bytes, { cut, contentType: headers['content-type'], contentEncoding: headers['content-encoding'] });
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       return { ok, status: response.statusCode, durationMs: elapsed(), responseHeaders: headers, responseBody, error: ok ? null : `HTTP ${response.statusCode}` };
     } catch (error) {
@@ -169,22 +173,40 @@ interface CheckedShape {
 }
 const SHAPES_REMEMBERED = 10_000;
 
-/** Reads at most `limit` bytes of the body and discards the rest. */
-function readLimited(body: Readable, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
+/**
+ * Reads the body up to `limit` bytes, then destroys it, which closes the connection: the rest,
+ * perhaps endless, is never read (draining it would cost the worker the bandwidth and the time
+ * of the whole body). A body that breaks off (the connection reset, the attempt's time up) gives
+ * what arrived: the status has come already, and it decides the attempt.
+ */
+function readFirstBytes(body: Readable, limit: number): Promise<{ bytes: Buffer; cut: boolean }> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let done = false;
+    const finish = (cut: boolean) => {
+      if (done) return;
+      done = true;
+      body.removeAllListeners('data');
+      resolve({ bytes: Buffer.concat(chunks, size), cut });
+    };
     body.on('data', (chunk: Buffer) => {
-      if (size < limit) chunks.push(chunk.subarray(0, limit - size));
-      size += chunk.length;
+      const kept = chunk.subarray(0, limit - size);
+      chunks.push(kept);
+      size += kept.length;
+      if (size >= limit) {
+        body.destroy();
+        finish(true);
+      }
     });
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    body.once('error', reject);
+    body.once('end', () => finish(false));
+    // Kept on after the finish: a stream that errs with no listener would crash the process.
+    body.on('error', () => finish(true));
   });
 }
 
 function describeNetworkError(error: unknown): string {
   const code = (error as { code?: string }).code ?? ((error as { cause?: { code?: string } }).cause?.code);
   const message = error instanceof Error ? error.message : String(error);
-  return code ? `${code}: ${message}` : message;
+  return toStorableText(code ? `${code}: ${message}` : message);
 }

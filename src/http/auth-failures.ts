@@ -150,7 +150,7 @@ export function authenticateCountingFailures(deps: Deps, limiter: AuthFailureLim
     const counted = access !== undefined && access.kind !== 'open';
     const refuse = (error: unknown) => {
       if (counted && error instanceof AppError && error.status === 401) {
-        limiter.judge(addressKey(request.ip), deps.clock.now().getTime(), presentsCredential(deps, request)).then((blocked) => done(blocked ?? (error as Error)));
+        limiter.judge(addressKey(request.ip), deps.clock.now().getTime(), presentsCredential(deps.config, request)).then((blocked) => done(blocked ?? (error as Error)));
         return;
       }
       done(error as Error);

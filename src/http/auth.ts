@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { isPersonOnly, roleAllows, type Ability, type Role, type Scope } from '../abilities.js';
+import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import { AppError, forbidden, invalidRequest } from '../errors.js';
 import type { Actor } from '../modules/audit/audit.js';
@@ -12,7 +13,7 @@ import { keyNotValid } from '../modules/keys/keys.js';
 import { findCollectionId } from '../modules/collections/collections.js';
 import type { Access } from './access.js';
 import { requestMeta } from './request-meta.js';
-import { sessionTokenOf } from './session-cookie.js';
+import { sessionCookieName, sessionTokenOf } from './session-cookie.js';
 
 export const WORKSPACE_HEADER = 'x-baas-workspace';
 
@@ -66,8 +67,8 @@ export function authenticate(deps: Deps, request: FastifyRequest, access: Access
 }
 
 /** Whether the request carries a credential at all: a key, or a session cookie. */
-export function presentsCredential(deps: Deps, request: FastifyRequest): boolean {
-  return request.headers.authorization !== undefined || sessionTokenOf(deps, request) !== undefined;
+export function presentsCredential(config: Pick<Config, 'publicUrl'>, request: FastifyRequest): boolean {
+  return request.headers.authorization !== undefined || Boolean(request.cookies[sessionCookieName(config)]);
 }
 
 async function authenticateWithSession(deps: Deps, request: FastifyRequest, access: Access, token: string): Promise<void> {

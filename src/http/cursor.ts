@@ -1,5 +1,6 @@
 import { invalidRequest } from '../errors.js';
 import type { IdPrefix } from '../ids.js';
+import { jsonBytes, PageBudget } from '../page-budget.js';
 
 /** Cursors are opaque to callers: base64url of the sort position they continue after. */
 export function encodeCursor(position: string): string {
@@ -42,8 +43,18 @@ export function timedPosition(key: RegExp) {
   };
 }
 
-/** Given limit+1 rows, the page to answer and the cursor to the next one. */
-export function page<T>(rows: T[], limit: number, positionOf: (row: T) => string): { data: T[]; nextCursor: string | null } {
-  const data = rows.slice(0, limit);
-  return { data, nextCursor: rows.length > limit ? encodeCursor(positionOf(data[data.length - 1]!)) : null };
+/**
+ * Given limit+1 rows, the page to answer and the cursor to the next one. The page also ends
+ * early, with a cursor, where the next row would take the answer past `budgetBytes`
+ * (PLAINBASE_PAGE_BYTES): a list of large things (settings, schemas, details) cannot make an
+ * answer of hundreds of megabytes. A page holds at least one row.
+ */
+export function page<T>(rows: T[], limit: number, positionOf: (row: T) => string, budgetBytes: number): { data: T[]; nextCursor: string | null } {
+  const budget = new PageBudget(budgetBytes);
+  const data: T[] = [];
+  for (const row of rows) {
+    if (data.length === limit || !budget.admits(jsonBytes(row))) break;
+    data.push(row);
+  }
+  return { data, nextCursor: rows.length > data.length ? encodeCursor(positionOf(data[data.length - 1]!)) : null };
 }

@@ -27,6 +27,8 @@ export async function readScope(deps: Deps, request: FastifyRequest, idOrName: s
   else throw nameNeedsWorkspace();
   const found = await findPublicCollection(deps.db, ref);
   if (!found) throw new AppError('UNAUTHENTICATED', 'No public collection answers to this id or name: to read a private one, sign in or send an API key.');
+  // The answer may be kept by shared caches, apart for each workspace and credential (cache-headers.ts).
+  request.publicRead = true;
   return { workspaceId: found.workspaceId, collection: found.id };
 }
 

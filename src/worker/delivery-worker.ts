@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Deps } from '../deps.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
-import { purgeOldLogs, recordAttempts, runRound, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from '../modules/webhooks/delivery-queue.js';
+import { purgeOldLogs, recordAttempts, runRound, withoutResponse, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from '../modules/webhooks/delivery-queue.js';
 import { senderFor } from '../delivery/guard-options.js';
 
 export interface WorkerOptions {
@@ -212,11 +212,10 @@ export class DeliveryWorker {
       done = await run(finished);
     } catch (error) {
       if (finished.length === 0) throw error;
-      // One attempt that cannot be logged (its delivery deleted with its webhook meanwhile) must
-      // not cost the others their log: one at a time, in order, then the rest of the round.
-      for (const attempt of finished) {
-        await recordAttempts(this.deps, [attempt]).catch((failure: unknown) => this.warnUnrecorded(failure, attempt.delivery.id));
-      }
+      // One attempt that cannot be logged (its delivery deleted with its webhook meanwhile, an
+      // answer the database refuses) must not cost the others their log: one at a time, in
+      // order, then the rest of the round.
+      for (const attempt of finished) await this.recordAlone(attempt);
       done = await run([]);
     }
     if (claim) {
@@ -247,6 +246,27 @@ export class DeliveryWorker {
       inFlight: this.inFlight,
       inFlightByWorkspace: this.inFlightByWorkspace,
     };
+  }
+
+  /**
+   * Logs one attempt in its own transaction; if that fails, logs it without the receiver's
+   * answer (withoutResponse), so that what the receiver sent can never keep its delivery from
+   * moving on. Only when that fails too (the delivery is gone, the database is down) is the
+   * attempt left unlogged, for its claim to run out.
+   */
+  private async recordAlone(attempt: FinishedAttempt): Promise<void> {
+    const deliveryId = attempt.delivery.id;
+    try {
+      await recordAttempts(this.deps, [attempt]);
+      return;
+    } catch (error) {
+      try {
+        await recordAttempts(this.deps, [withoutResponse(attempt)]);
+        this.options.log.warn({ err: error, deliveryId }, 'delivery worker: could not store the receiver\'s answer; the attempt is logged without it');
+      } catch (failure) {
+        this.warnUnrecorded(failure, deliveryId);
+      }
+    }
   }
 
   private warnUnrecorded(error: unknown, deliveryId: string): void {

@@ -43,6 +43,7 @@ const TOP_LEVEL_FILES: Record<string, Layer> = {
   'ids.ts': 'foundation',
   'lru-map.ts': 'foundation',
   'package-root.ts': 'foundation',
+  'page-budget.ts': 'foundation',
   'password-rules.ts': 'foundation',
   'secrets.ts': 'foundation',
   'storable-text.ts': 'foundation',

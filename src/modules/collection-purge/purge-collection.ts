@@ -3,20 +3,24 @@ import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { forgetCollectionFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { dropAllIndexes } from '../indexes/indexes.js';
+import { announceErasure, eraseRecordData, type ErasedRecords } from '../records/erase-record-data.js';
 
 /**
  * Deletes a collection for good with everything in it: records, files (content included),
- * schema versions and indexes (with the database indexes behind them). It reaches into every
+ * schema versions and indexes (with the database indexes behind them), and every copy of its
+ * records' data kept elsewhere (eraseRecordData), in one transaction. It reaches into every
  * module that keeps something per collection, so it sits above them all rather than in
  * collections/, which they all build on.
  */
 export async function purgeCollection(deps: Deps, context: CollectionContext, idOrName: string): Promise<void> {
   const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  const erased = await deps.db.transaction().execute(async (trx): Promise<ErasedRecords> => {
     const current = await findCollection(trx, context.workspaceId, idOrName, { includeTrashed: true });
+    const erased = { workspaceId: context.workspaceId, collectionId: current.id, recordId: null, since: new Date(current.created_at) };
     await dropAllIndexes(trx, deps.dialect, context.workspaceId, current.id);
     await forgetCollectionFiles(trx, now, context.workspaceId, current.id);
     await trx.deleteFrom('records').where('collection_id', '=', current.id).execute();
+    await eraseRecordData(trx, erased);
     await trx.deleteFrom('schema_versions').where('collection_id', '=', current.id).execute();
     await trx.deleteFrom('collections').where('id', '=', current.id).execute();
     await recordAudit(trx, now, context.meta, {
@@ -26,6 +30,8 @@ export async function purgeCollection(deps: Deps, context: CollectionContext, id
       target: { type: 'collection', id: current.id },
       details: { name: current.name },
     });
+    return erased;
   });
+  announceErasure(erased);
   await removeForgottenContent(deps, context.workspaceId);
 }

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.js';
 import type { CollectionsTable, Executor } from '../../db/schema.js';
 import { directQuery } from '../../db/direct-query.js';
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
@@ -138,12 +139,32 @@ export async function createCollection(
   assertNameAllowed(input.name);
   const view = toCollectionView(row);
   await deps.db.transaction().execute(async (trx) => {
+    await checkRoomForCollection(deps, trx, context.workspaceId);
     await assertNameFree(trx, context.workspaceId, input.name);
     await trx.insertInto('collections').values(row).execute();
     await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: row.id, type: 'collection.created', data: eventData(view) });
     await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.created', target: { type: 'collection', id: row.id }, details: { name: row.name } });
   });
   return view;
+}
+
+/**
+ * A workspace holds at most `collectionsPerWorkspace` collections. Those in the trash count: they
+ * keep their records and files and can be restored at any time, so only deleting one for good
+ * frees room (and a restore never has to be refused). Concurrent creates are counted one after
+ * the other (lockParentRow on the workspace).
+ */
+async function checkRoomForCollection(deps: Deps, trx: Executor, workspaceId: string): Promise<void> {
+  await lockParentRow(trx, 'workspaces', workspaceId);
+  const { count } = await trx
+    .selectFrom('collections')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  const limit = deps.config.collectionsPerWorkspace;
+  if (Number(count) >= limit) {
+    throw new AppError('CONFLICT', `This workspace already has ${limit} collections, those in the trash included, the most it may hold (PLAINBASE_COLLECTIONS_PER_WORKSPACE). Delete one for good (DELETE …?permanent=true) first.`, { limit });
+  }
 }
 
 /** `{col}` in a path is an id when it begins with col_, so such a name could never be reached by name. */

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { ErasedRecords } from './erased-records.js';
 
 /**
  * Wakes the delivery worker of this process as soon as events are written, so a new event is
@@ -30,4 +31,18 @@ export function notifyEventsSequenced(): void {
 export function onEventsSequenced(listener: () => void): () => void {
   signal.on('sequenced', listener);
   return () => signal.off('sequenced', listener);
+}
+
+/**
+ * Tells this process that records were deleted for good, after the commit: whatever keeps events
+ * in memory must drop (or replace with erasedEventData) the data of the record events that
+ * isErasedRecordEvent picks (events/erased-records.ts). Other processes are not told.
+ */
+export function notifyRecordsErased(erased: ErasedRecords): void {
+  signal.emit('erased', erased);
+}
+
+export function onRecordsErased(listener: (erased: ErasedRecords) => void): () => void {
+  signal.on('erased', listener);
+  return () => signal.off('erased', listener);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Expression } from 'kysely';
 import { isUniqueViolation } from '../../db/db-errors.js';
 import type { Dialect } from '../../db/dialect.js';
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import { rowLimit } from '../../db/row-limit.js';
 import type { Executor, RecordIndexesTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
@@ -55,11 +56,15 @@ export interface CreateIndexInput {
   fields: string[];
   unique: boolean;
   now: Date;
+  /**
+   * Most indexes the collection may hold (PLAINBASE_INDEXES_PER_COLLECTION): every request passes
+   * it; only tools and tests that build indexes directly leave it out.
+   */
+  limit?: number;
 }
 
 export const INDEX_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 export const MAX_INDEX_FIELDS = 4;
-export const MAX_INDEXES_PER_COLLECTION = 20;
 
 const toRecordIndex = (row: Pick<RecordIndexesTable, 'name' | 'fields' | 'unique'>): RecordIndex => ({
   name: row.name,
@@ -111,7 +116,7 @@ async function atomically<T>(executor: Executor, work: (executor: Executor) => P
 }
 
 export async function createIndex(executor: Executor, dialect: Dialect, input: CreateIndexInput): Promise<RecordIndex> {
-  const { workspaceId, collectionId, name, fields, unique, now } = input;
+  const { workspaceId, collectionId, name, fields, unique, now, limit } = input;
   if (!INDEX_NAME.test(name)) {
     throw invalidRequest('An index name starts with a lower-case letter, then up to 62 lower-case letters, digits and _.', { field: 'body.name' });
   }
@@ -120,6 +125,8 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
   const sqlName = `rix_${randomBytes(8).toString('hex')}`;
 
   return atomically(executor, async (trx) => {
+    // Concurrent creates on the collection count one after the other; the index built below holds writes to records anyway.
+    await lockParentRow(trx, 'collections', collectionId);
     const existing = await trx
       .selectFrom('record_indexes')
       .select('name')
@@ -127,8 +134,8 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
       .where('collection_id', '=', collectionId)
       .execute();
     if (existing.some((row) => row.name === name)) throw conflict(`The collection has an index named ${name} already.`, { name });
-    if (existing.length >= MAX_INDEXES_PER_COLLECTION) {
-      throw conflict(`A collection has at most ${MAX_INDEXES_PER_COLLECTION} indexes; drop one first.`, { limit: MAX_INDEXES_PER_COLLECTION });
+    if (limit !== undefined && existing.length >= limit) {
+      throw conflict(`This collection already has ${limit} indexes, the most it may hold (PLAINBASE_INDEXES_PER_COLLECTION). Drop one it no longer needs first.`, { limit });
     }
     // The row first: a concurrent create of the same name fails here, before any index is built.
     try {
@@ -160,14 +167,14 @@ export async function createIndex(executor: Executor, dialect: Dialect, input: C
  * one transaction, so the collection cannot go away between them.
  */
 export function createCollectionIndex(
-  deps: Pick<Deps, 'db' | 'dialect' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'clock' | 'config'>,
   workspaceId: string,
   collectionRef: string,
   index: { name: string; fields: string[]; unique: boolean },
 ): Promise<RecordIndex> {
   return deps.db.transaction().execute(async (trx) => {
     const collection = await findCollection(trx, workspaceId, collectionRef);
-    return createIndex(trx, deps.dialect, { workspaceId, collectionId: collection.id, ...index, now: deps.clock.now() });
+    return createIndex(trx, deps.dialect, { workspaceId, collectionId: collection.id, ...index, now: deps.clock.now(), limit: deps.config.indexesPerCollection });
   });
 }
 

@@ -173,7 +173,7 @@ export async function acceptInvite(
 
     const person = existing
       ? { id: existing.id, email: existing.email, name: existing.name }
-      : await insertPerson(trx, { email: invite.email, name: input.name!, password: input.password }, now);
+      : await insertPerson(trx, { email: invite.email, name: input.name!, password: input.password }, now, deps.config.passwordHashCost);
     const already = await trx
       .selectFrom('memberships')
       .select('role')

@@ -1,6 +1,7 @@
 import { ROLE_ABILITIES, ROLE_RANK, type Role, type Scope } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
 import type { ApiKeysTable, Executor } from '../../db/schema.js';
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { AppError, conflict, forbidden, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
@@ -92,6 +93,7 @@ export async function createKey(deps: Deps, manager: KeyManager, input: CreateKe
     // The creator's membership, read again and held until the key is in: a removal running at the
     // same moment either comes first (no key) or waits, and then revokes this key with the others.
     grantable(await lockedRole(trx, deps, manager));
+    await checkRoomForKey(deps, trx, manager.workspaceId, now);
     if (input.serviceAccountId) {
       if (!manager.managesAll) throw forbidden('Only owners and admins issue keys for service accounts.');
       const account = await trx
@@ -139,6 +141,27 @@ export async function createKey(deps: Deps, manager: KeyManager, input: CreateKe
     });
     return { key: toKeyView(row, now), secret };
   });
+}
+
+/**
+ * A workspace holds at most `apiKeysPerWorkspace` active keys, so that no tenant can fill the key
+ * tables (and the key check's cache) by numbers. Revoked and expired keys do not count: they can
+ * never be used again, so revoking one frees room. Concurrent creates are counted one after the
+ * other (lockParentRow on the workspace).
+ */
+async function checkRoomForKey(deps: Deps, trx: Executor, workspaceId: string, now: Date): Promise<void> {
+  await lockParentRow(trx, 'workspaces', workspaceId);
+  const { count } = await trx
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]))
+    .executeTakeFirstOrThrow();
+  const limit = deps.config.apiKeysPerWorkspace;
+  if (Number(count) >= limit) {
+    throw new AppError('CONFLICT', `This workspace already has ${limit} active API keys, the most it may hold (PLAINBASE_API_KEYS_PER_WORKSPACE). Revoke keys it no longer uses first.`, { limit });
+  }
 }
 
 /** The manager's role now, locking their membership row where the engine can (SQLite runs one write transaction at a time anyway). */

@@ -1,7 +1,9 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-// scrypt with N=2^15, r=8, p=1 (OWASP's minimum is 2^17 KiB of memory: 128·N·r = 32 MiB here).
-const PARAMETERS = { N: 1 << 15, r: 8, p: 1 } as const;
+// scrypt with N=2^cost (Config.passwordHashCost), r=8, p=1. Verifying reads the parameters from
+// the stored hash, so a hash made at another cost still verifies.
+const BLOCK_SIZE = 8;
+const PARALLELISM = 1;
 const KEY_LENGTH = 32;
 const MAX_MEMORY = 64 * 1024 * 1024;
 
@@ -13,11 +15,12 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
   );
 }
 
-/** Stored form: `scrypt$N$r$p$salt$hash`, base64url parts, so parameters can change later. */
-export async function hashPassword(password: string): Promise<string> {
+/** `cost` is log2 of scrypt's N. Stored form: `scrypt$N$r$p$salt$hash`, base64url parts, so parameters can change later. */
+export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, PARAMETERS);
-  return ['scrypt', PARAMETERS.N, PARAMETERS.r, PARAMETERS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  const parameters = { N: 2 ** cost, r: BLOCK_SIZE, p: PARALLELISM };
+  const key = await derive(password, salt, parameters);
+  return ['scrypt', parameters.N, parameters.r, parameters.p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
@@ -29,8 +32,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 // Verified against when the email is unknown, so both failures cost the same time.
+// Made at the cost real people's hashes are made at.
 let decoy: Promise<string> | undefined;
-export function decoyPasswordHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(16).toString('hex'));
+export function decoyPasswordHash(cost: number): Promise<string> {
+  decoy ??= hashPassword(randomBytes(16).toString('hex'), cost);
   return decoy;
 }

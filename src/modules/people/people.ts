@@ -30,6 +30,7 @@ export async function insertPerson(
   executor: Executor,
   input: { email: string; name: string; password: string },
   now: Date,
+  passwordHashCost: number,
 ): Promise<Person> {
   const email = normaliseEmail(input.email);
   checkNewPassword(input.password, email);
@@ -37,7 +38,7 @@ export async function insertPerson(
   const person = { id: newId('per', now.getTime()), email, name: input.name.trim() };
   await executor
     .insertInto('people')
-    .values({ ...person, password_hash: await hashPassword(input.password), created_at: now.toISOString() })
+    .values({ ...person, password_hash: await hashPassword(input.password, passwordHashCost), created_at: now.toISOString() })
     .execute();
   return person;
 }

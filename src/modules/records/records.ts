@@ -17,6 +17,7 @@ import { attachedFileIdsOf, attachedFileIdsSql, withAttachedFiles } from '../fil
 import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
+import { announceErasure, eraseRecordData, type ErasedRecords } from './erase-record-data.js';
 import { applyMergePatch } from './merge-patch.js';
 import { createInOneStatement } from './one-statement-create.js';
 import {
@@ -304,15 +305,18 @@ export async function setRecordTrashed(
 
 /**
  * Deletes a record for good (a person with records:purge only); no event, an audit entry. Files
- * attached to no other record go with it, content included.
+ * attached to no other record go with it, content included, and every copy of its data kept
+ * elsewhere is erased in the same transaction (eraseRecordData).
  */
 export async function purgeRecord(deps: Deps, context: CollectionContext, idOrName: string, recordId: string): Promise<void> {
   const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  const erased = await deps.db.transaction().execute(async (trx): Promise<ErasedRecords> => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const current = await findRecord(trx, collection, recordId);
     await forgetRecordFiles(trx, now, context.workspaceId, current.id);
     await trx.deleteFrom('records').where('id', '=', current.id).execute();
+    const erased = { workspaceId: context.workspaceId, collectionId: collection.id, recordId: current.id, since: new Date(current.created_at) };
+    await eraseRecordData(trx, erased);
     await recordAudit(trx, now, context.meta, {
       workspaceId: context.workspaceId,
       actor: context.actor,
@@ -320,7 +324,9 @@ export async function purgeRecord(deps: Deps, context: CollectionContext, idOrNa
       target: { type: 'record', id: current.id },
       details: { collectionId: collection.id },
     });
+    return erased;
   });
+  announceErasure(erased);
   await removeForgottenContent(deps, context.workspaceId);
 }
 

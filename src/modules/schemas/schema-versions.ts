@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import { rowLimit } from '../../db/row-limit.js';
 import type { CollectionsTable, Executor, SchemaVersionsTable } from '../../db/schema.js';
 import { AppError, conflict, notFound } from '../../errors.js';
@@ -54,11 +55,18 @@ export async function createSchemaVersion(deps: Deps, context: CollectionContext
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
+    // Concurrent creates on the collection count (and number) one after the other.
+    await lockParentRow(trx, 'collections', collection.id);
     const last = await trx
       .selectFrom('schema_versions')
-      .select((eb) => eb.fn.max('version').as('version'))
+      .select((eb) => [eb.fn.max('version').as('version'), eb.fn.countAll<number | string | bigint>().as('count')])
       .where('collection_id', '=', collection.id)
       .executeTakeFirst();
+    // No version is ever deleted (only with the whole collection), so this counts over the collection's life.
+    const limit = deps.config.schemaVersionsPerCollection;
+    if (Number(last?.count ?? 0) >= limit) {
+      throw new AppError('CONFLICT', `The collection ${collection.name} already has ${limit} schema versions, the most it may hold (PLAINBASE_SCHEMA_VERSIONS_PER_COLLECTION). Versions are kept for good: activate one of them again, or ask the operator to raise the setting.`, { limit });
+    }
     const row: SchemaVersionsTable = {
       id: newId('sch', now.getTime()),
       workspace_id: context.workspaceId,

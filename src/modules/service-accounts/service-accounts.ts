@@ -1,8 +1,9 @@
 import type { Role } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import { rowLimit } from '../../db/row-limit.js';
-import type { ServiceAccountsTable } from '../../db/schema.js';
-import { notFound } from '../../errors.js';
+import type { Executor, ServiceAccountsTable } from '../../db/schema.js';
+import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 
@@ -49,10 +50,30 @@ export async function createServiceAccount(deps: Deps, context: AdminContext, in
     deleted_at: null,
   };
   await deps.db.transaction().execute(async (trx) => {
+    await checkRoomForServiceAccount(deps, trx, context.workspaceId);
     await trx.insertInto('service_accounts').values(row).execute();
     await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'service_account.created', target: { type: 'service_account', id: row.id }, details: { name: row.name, role: row.role } });
   });
   return toView(row);
+}
+
+/**
+ * A workspace holds at most `serviceAccountsPerWorkspace` service accounts; deleted ones do not
+ * count, so deleting one frees room. Concurrent creates are counted one after the other
+ * (lockParentRow on the workspace).
+ */
+async function checkRoomForServiceAccount(deps: Deps, trx: Executor, workspaceId: string): Promise<void> {
+  await lockParentRow(trx, 'workspaces', workspaceId);
+  const { count } = await trx
+    .selectFrom('service_accounts')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+    .where('workspace_id', '=', workspaceId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  const limit = deps.config.serviceAccountsPerWorkspace;
+  if (Number(count) >= limit) {
+    throw new AppError('CONFLICT', `This workspace already has ${limit} service accounts, the most it may hold (PLAINBASE_SERVICE_ACCOUNTS_PER_WORKSPACE). Delete one it no longer uses first.`, { limit });
+  }
 }
 
 export async function updateServiceAccount(

@@ -31,7 +31,7 @@ export async function changePassword(
   if (!(await verifyPassword(input.currentPassword, stored.password_hash))) {
     throw invalidRequest('The current password is wrong.', { field: 'body.currentPassword' });
   }
-  const passwordHash = await hashPassword(input.newPassword);
+  const passwordHash = await hashPassword(input.newPassword, deps.config.passwordHashCost);
   await deps.db.transaction().execute(async (trx) => {
     await passwordCheckSucceeded(trx, person.email, meta.ip);
     await trx.updateTable('people').set({ password_hash: passwordHash }).where('id', '=', person.id).execute();

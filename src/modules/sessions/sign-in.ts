@@ -29,7 +29,7 @@ export async function signIn(
   const failures = await claimPasswordCheck(deps.db, deps.config, email, meta.ip, now);
 
   const stored = await findPersonByEmail(deps.db, email);
-  const matches = await verifyPassword(input.password, stored?.password_hash ?? (await decoyPasswordHash()));
+  const matches = await verifyPassword(input.password, stored?.password_hash ?? (await decoyPasswordHash(deps.config.passwordHashCost)));
 
   if (!stored || !matches) {
     await deps.db.transaction().execute((trx) =>

@@ -16,17 +16,18 @@ export async function createOwner(
   input: { email: string; name?: string; password: string; workspaceName?: string },
   meta: RequestMeta = SYSTEM_META,
 ): Promise<{ person: Person; workspace: WorkspaceView }> {
-  return deps.db.transaction().execute((trx) => insertOwner(trx, deps.clock.now(), input, meta));
+  return deps.db.transaction().execute((trx) => insertOwner(trx, deps, input, meta));
 }
 
 async function insertOwner(
   executor: Executor,
-  now: Date,
+  deps: Deps,
   input: { email: string; name?: string; password: string; workspaceName?: string },
   meta: RequestMeta,
 ): Promise<{ person: Person; workspace: WorkspaceView }> {
   const name = input.name?.trim() || input.email.split('@')[0]!;
-  const person = await insertPerson(executor, { email: input.email, name, password: input.password }, now);
+  const now = deps.clock.now();
+  const person = await insertPerson(executor, { email: input.email, name, password: input.password }, now, deps.config.passwordHashCost);
   const workspace = await insertWorkspace(executor, now, meta, person, input.workspaceName ?? 'default', SYSTEM);
   return { person, workspace };
 }
@@ -66,7 +67,7 @@ export async function completeSetup(
       throw new AppError('NOT_FOUND', 'This setup link is not valid; use the link printed by the server at its last start.');
     }
     if ((await countPeople(trx)) > 0) throw new AppError('CONFLICT', 'Setup is already done; sign in instead.');
-    const { person, workspace } = await insertOwner(trx, deps.clock.now(), input, meta);
+    const { person, workspace } = await insertOwner(trx, deps, input, meta);
     const session = await createSession(trx, deps, person.id, meta);
     return { person, workspace, session };
   });

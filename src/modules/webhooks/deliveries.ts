@@ -5,6 +5,7 @@ import { newDelivery } from './delivery-queue.js';
 import { AppError, notFound } from '../../errors.js';
 import { recordAudit } from '../audit/audit.js';
 import { notifyEventsWritten } from '../events/outbox-signal.js';
+import { isErasedEventData } from '../events/erased-records.js';
 import { eventMessageText } from '../events/outbox.js';
 import { findWebhook, type WebhookContext } from './webhooks.js';
 
@@ -89,6 +90,9 @@ export async function getDelivery(deps: Deps, workspaceId: string, webhookId: st
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', row.event_id)
     .executeTakeFirstOrThrow();
+  // A record deleted for good: an answer logged in the instant of its erasure (on PostgreSQL, an
+  // attempt committed beside it) must not show what the receiver echoed.
+  const erased = isErasedEventData(event.data);
   return {
     ...toView(row, Boolean(webhook.enabled)),
     body: eventMessageText(event),
@@ -98,7 +102,7 @@ export async function getDelivery(deps: Deps, workspaceId: string, webhookId: st
       status: attempt.status,
       durationMs: attempt.duration_ms,
       responseHeaders: JSON.parse(attempt.response_headers) as Record<string, string>,
-      responseBody: attempt.response_body,
+      responseBody: erased ? '' : attempt.response_body,
       error: attempt.error,
     })),
   };

@@ -5,6 +5,7 @@ import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from 
 import { rowLimit } from '../../db/row-limit.js';
 import { madeBefore, newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
+import { erasedAmong } from '../events/erased-records.js';
 import { notifyEventsSequenced } from '../events/outbox-signal.js';
 import { eventMessageText } from '../events/outbox.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from '../../delivery/schedule.js';
@@ -330,6 +331,19 @@ export interface FinishedAttempt {
   attemptedAt: Date;
 }
 
+/** What the log shows of an answer that could not be stored (see withoutResponse). */
+export const RESPONSE_NOT_LOGGED = '[response not logged: it could not be stored]';
+
+/**
+ * The attempt with its status, duration and error but without the receiver's headers and body:
+ * what is logged when the whole attempt cannot be. The delivery still moves on (succeeded,
+ * retried or dead, as its status says) instead of being sent again and again because its log
+ * fails.
+ */
+export function withoutResponse(attempt: FinishedAttempt): FinishedAttempt {
+  return { ...attempt, result: { ...attempt.result, responseHeaders: {}, responseBody: RESPONSE_NOT_LOGGED } };
+}
+
 /** Rows per INSERT: 9 values each, far below the bound-parameter limits of both engines. */
 const ATTEMPT_ROWS_PER_INSERT = 200;
 
@@ -342,6 +356,8 @@ const ATTEMPT_ROWS_PER_INSERT = 200;
  * fails, nothing is logged and the deliveries' claims run out, so they are attempted again.
  */
 async function writeAttempts(trx: Transaction<Database>, finished: readonly FinishedAttempt[]): Promise<void> {
+  // A record deleted for good while its delivery was on its way: the receiver's answer may echo it.
+  const erased = await erasedAmong(trx, finished.filter(({ delivery }) => delivery.eventType.startsWith('record.')).map(({ delivery }) => delivery.eventId));
   const attempts: DeliveryAttemptsTable[] = [];
   // Successes need the same update but for their attempt count: one UPDATE per count (usually one).
   const succeeded = new Map<number, { ids: string[]; at: string }>();
@@ -359,7 +375,7 @@ async function writeAttempts(trx: Transaction<Database>, finished: readonly Fini
       status: result.status,
       duration_ms: result.durationMs,
       response_headers: JSON.stringify(result.responseHeaders),
-      response_body: result.responseBody,
+      response_body: erased.has(delivery.eventId) ? '' : result.responseBody,
       error: result.error,
     });
     if (result.ok) {

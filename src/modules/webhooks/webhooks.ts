@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.js';
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import { rowLimit } from '../../db/row-limit.js';
 import type { Executor, WebhooksTable } from '../../db/schema.js';
 import { AppError, invalidRequest, notFound } from '../../errors.js';
@@ -138,13 +139,11 @@ export async function createWebhook(deps: Deps, context: WebhookContext, input: 
 
 /**
  * A workspace holds at most `webhooksPerWorkspace` webhooks, so that no tenant can claim the
- * worker's capacity by numbers. Concurrent creates are counted one after the other: PostgreSQL
- * locks the workspace's row until the transaction ends; SQLite runs one transaction at a time.
+ * worker's capacity by numbers. Concurrent creates are counted one after the other
+ * (lockParentRow).
  */
 async function checkRoomForWebhook(deps: Deps, trx: Executor, workspaceId: string): Promise<void> {
-  let workspace = trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId);
-  if (deps.dialect.supportsRowLocks) workspace = workspace.forUpdate();
-  await workspace.execute();
+  await lockParentRow(trx, 'workspaces', workspaceId);
   const { count } = await trx
     .selectFrom('webhooks')
     .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
@@ -152,7 +151,7 @@ async function checkRoomForWebhook(deps: Deps, trx: Executor, workspaceId: strin
     .executeTakeFirstOrThrow();
   const limit = deps.config.webhooksPerWorkspace;
   if (Number(count) >= limit) {
-    throw new AppError('CONFLICT', `This workspace already has ${limit} webhooks, the most it may hold. Delete one it no longer needs, or point one webhook at several events and collections.`, { limit });
+    throw new AppError('CONFLICT', `This workspace already has ${limit} webhooks, the most it may hold (PLAINBASE_WEBHOOKS_PER_WORKSPACE). Delete one it no longer needs, or point one webhook at several events and collections.`, { limit });
   }
 }
 

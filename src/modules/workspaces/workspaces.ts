@@ -2,6 +2,7 @@ import type { Role } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { directQuery } from '../../db/direct-query.js';
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import type { Executor } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -43,7 +44,30 @@ export async function insertWorkspace(
 }
 
 export async function createWorkspace(deps: Deps, person: Person, name: string, meta: RequestMeta): Promise<WorkspaceView> {
-  return deps.db.transaction().execute((trx) => insertWorkspace(trx, deps.clock.now(), meta, person, name));
+  return deps.db.transaction().execute(async (trx) => {
+    await checkRoomForWorkspace(deps, trx, person.id);
+    return insertWorkspace(trx, deps.clock.now(), meta, person, name);
+  });
+}
+
+/**
+ * A person owns at most `workspacesPerPerson` workspaces, so that one sign-up cannot make tenants
+ * by the hundred. Only owned workspaces count: being invited into others' costs nothing, and
+ * handing one over (transferOwnership) frees room. Concurrent creates are counted one after the
+ * other (lockParentRow on the person).
+ */
+async function checkRoomForWorkspace(deps: Deps, trx: Executor, personId: string): Promise<void> {
+  await lockParentRow(trx, 'people', personId);
+  const { count } = await trx
+    .selectFrom('memberships')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+    .where('person_id', '=', personId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  const limit = deps.config.workspacesPerPerson;
+  if (Number(count) >= limit) {
+    throw new AppError('CONFLICT', `You already own ${limit} workspaces, the most one person may own (PLAINBASE_WORKSPACES_PER_PERSON). Hand one you no longer need to another member, or use collections to keep data apart within one workspace.`, { limit });
+  }
 }
 
 /** The person's workspaces in id order: all of them, or a page of `limit` after the id `after`. */

@@ -74,6 +74,6 @@ export const registerListAuditLog: RegisterRoute = (app, deps) =>
         limit: limit + 1,
         before: decodeCursor(cursor, idPosition('aud')),
       });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });

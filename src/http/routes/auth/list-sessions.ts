@@ -21,6 +21,6 @@ export const registerListSessions: RegisterRoute = (app, deps) =>
       const { limit = 50, cursor } = request.query;
       const after = decodeCursor(cursor, idPosition('ses'));
       const rows = await listSessions(deps, signedInPerson(request).id, sessionTokenOf(deps, request)!, { limit: limit + 1, ...(after ? { after } : {}) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });

@@ -22,6 +22,6 @@ export const registerListCollections: RegisterRoute = (app, deps) =>
       // A key restricted to collections lists only those.
       const onlyIds = request.auth.key?.collections ?? undefined;
       const rows = await listCollections(deps.db, inWorkspace(request).workspaceId, { trashed, limit: limit + 1, after: decodeCursor(cursor, idPosition('col')), newestFirst: isNewestFirst(sort), onlyIds });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Deps } from '../../../deps.js';
 import { invalidRequest } from '../../../errors.js';
-import { listEvents, placeOfEvent, type FeedPage } from '../../../modules/events/event-feed.js';
+import { placeOfEvent, readFeedPage, type FeedPage } from '../../../modules/events/event-feed.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
 import { decodeCursor, encodeCursor } from '../../cursor.js';
@@ -37,10 +37,10 @@ export const registerListEvents: RegisterRoute = (app, deps) =>
       const { workspaceId } = inWorkspace(request);
       const filter = await eventFilterFor(deps, request, choice);
       const page = cursor !== undefined ? pageOf(decodeCursor(cursor, (position) => CURSOR.test(position))!) : await firstPage(deps, workspaceId, after);
-      const events = await listEvents(deps, workspaceId, filter, { ...page, limit: limit + 1 });
-      const shown = events.slice(0, limit);
+      // A page ends at `limit` events or PLAINBASE_PAGE_BYTES, whichever comes first.
+      const { events: shown, more } = await readFeedPage(deps, workspaceId, filter, { ...page, limit });
       const last = shown.at(-1);
-      const next = events.length > limit && last ? encodeCursor(`${page.direction === 'newest-first' ? 'n' : 'o'}:${last.seq}`) : null;
+      const next = more && last ? encodeCursor(`${page.direction === 'newest-first' ? 'n' : 'o'}:${last.seq}`) : null;
       // The messages go out as the very text a delivery carries (the schema above documents them).
       return sendJson(reply, `{"data":[${shown.map((event) => event.text).join(',')}],"nextCursor":${JSON.stringify(next)}}`);
     },

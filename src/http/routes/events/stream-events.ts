@@ -137,7 +137,8 @@ class EventStream {
       'content-type': 'text/event-stream; charset=utf-8',
       // A stream that ends is not followed by another request on its connection: clients reconnect.
       connection: 'close',
-      'cache-control': 'no-cache, no-transform',
+      // The stream is the caller's alone: no cache keeps it (cache-headers.ts); no proxy may buffer or rewrite it.
+      'cache-control': 'private, no-store, no-transform',
       'x-accel-buffering': 'no',
       'x-request-id': String(this.request.id),
     });

@@ -32,6 +32,6 @@ export const registerListFiles: RegisterRoute = (app, deps) =>
       const { limit = 50, cursor, sort } = request.query;
       const after = decodeCursor(cursor, idPosition('fil'));
       const rows = await listFiles(deps.db, inWorkspace(request).workspaceId, request.params.col, { limit: limit + 1, after, newestFirst: isNewestFirst(sort) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });

@@ -28,7 +28,7 @@ export const registerListIndexes: RegisterRoute = (app, deps) =>
       const position = decodeCursor(cursor, INDEX_POSITION.test);
       const after = position === undefined ? undefined : INDEX_POSITION.read(position);
       const rows = await pageOfCollectionIndexes(deps, workspaceId, request.params.col, { limit: limit + 1, after: after && { createdAt: after.at, name: after.key } });
-      return page(rows, limit, (row) => INDEX_POSITION.of(row.createdAt, row.name));
+      return page(rows, limit, (row) => INDEX_POSITION.of(row.createdAt, row.name), deps.config.pageBytes);
     },
   });
 

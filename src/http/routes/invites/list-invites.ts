@@ -19,6 +19,6 @@ export const registerListInvites: RegisterRoute = (app, deps) =>
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;
       const rows = await listPendingInvites(deps, inWorkspace(request).workspaceId, { limit: limit + 1, before: decodeCursor(cursor, idPosition('inv')) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });

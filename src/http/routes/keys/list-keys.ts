@@ -19,6 +19,6 @@ export const registerListKeys: RegisterRoute = (app, deps) =>
     handler: async (request) => {
       const { limit = 50, cursor, sort } = request.query;
       const rows = await listKeys(deps, keyManager(request), { limit: limit + 1, after: decodeCursor(cursor, idPosition('key')), newestFirst: isNewestFirst(sort) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });

@@ -21,7 +21,7 @@ export const registerListMembers: RegisterRoute = (app, deps) =>
       const position = decodeCursor(cursor, MEMBER_POSITION.test);
       const after = position === undefined ? undefined : MEMBER_POSITION.read(position);
       const rows = await listMembers(deps, inWorkspace(request).workspaceId, { limit: limit + 1, after: after && { joinedAt: after.at, personId: after.key } });
-      return page(rows, limit, (row) => MEMBER_POSITION.of(row.joinedAt, row.personId));
+      return page(rows, limit, (row) => MEMBER_POSITION.of(row.joinedAt, row.personId), deps.config.pageBytes);
     },
   });
 

@@ -23,6 +23,6 @@ export const registerListSchemaVersions: RegisterRoute = (app, deps) =>
       // Newest first: the cursor is the last version number of the page.
       const before = decodeCursor(cursor, (position) => /^[1-9][0-9]{0,9}$/.test(position) && Number(position) <= MAX_VERSION);
       const rows = await listSchemaVersions(deps.db, inWorkspace(request).workspaceId, request.params.col, { limit: limit + 1, before: before === undefined ? undefined : Number(before) });
-      return page(rows, limit, (row) => String(row.version));
+      return page(rows, limit, (row) => String(row.version), deps.config.pageBytes);
     },
   });

@@ -38,7 +38,7 @@ export const registerListServiceAccounts: RegisterRoute = (app, deps) =>
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;
       const rows = await listServiceAccounts(deps, inWorkspace(request).workspaceId, { limit: limit + 1, after: decodeCursor(cursor, idPosition('sa')) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });
 

@@ -27,7 +27,7 @@ export const registerListDeliveries: RegisterRoute = (app, deps) =>
     handler: async (request) => {
       const { limit = 50, cursor, state, eventType } = request.query;
       const rows = await listDeliveries(deps, inWorkspace(request).workspaceId, request.params.wh, { state, eventType, limit: limit + 1, before: decodeCursor(cursor, idPosition('dlv')) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });
 

@@ -28,7 +28,7 @@ export const registerListWebhooks: RegisterRoute = (app, deps) =>
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;
       const rows = await listWebhooks(deps, inWorkspace(request).workspaceId, { limit: limit + 1, after: decodeCursor(cursor, idPosition('wh')) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });
 

@@ -18,6 +18,6 @@ export const registerListWorkspaces: RegisterRoute = (app, deps) =>
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;
       const rows = await listWorkspaces(deps.db, signedInPerson(request).id, { limit: limit + 1, after: decodeCursor(cursor, idPosition('ws')) });
-      return page(rows, limit, (row) => row.id);
+      return page(rows, limit, (row) => row.id, deps.config.pageBytes);
     },
   });
