@@ -84,6 +84,12 @@ export interface Config {
   streamsPerCaller: number;
   /** Event streams this process holds open at once. */
   streamsPerProcess: number;
+  /** Event streams one workspace may hold open in this process, over all its keys and people. */
+  streamsPerWorkspace: number;
+  /** Bytes of recent events the stream hub keeps in memory for the workspaces with an open stream. */
+  streamHubBytes: number;
+  /** Seconds a stream waits for its consumer to read the bytes waiting for it before closing it. */
+  streamDrainSeconds: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
   /** How long a shared cache may keep an anonymous read of a public collection, in seconds; 0: it must ask again each time. */
@@ -340,6 +346,21 @@ export const VARIABLES = {
     default: '1000',
     meaning: 'Event streams this process holds open at once, over all callers; one more answers 429.',
   },
+  STREAMS_PER_WORKSPACE: {
+    parse: wholeNumber(1, 1_000_000).default(100),
+    default: '100',
+    meaning: 'Event streams one workspace may hold open at once in this process, over all its keys and people, so one workspace cannot take the others\' room; one more answers 429.',
+  },
+  STREAM_HUB_BYTES: {
+    parse: wholeNumber(0, 4 * 1024 ** 3).default(32 * 1024 * 1024),
+    default: '33554432',
+    meaning: 'Bytes of recent events (32 MiB) kept in memory for workspaces with an open event stream, so a stream a little behind reads nothing from the database; `0` keeps none.',
+  },
+  STREAM_DRAIN_SECONDS: {
+    parse: wholeNumber(1, 3600).default(10),
+    default: '10',
+    meaning: 'Seconds an event stream waits for a consumer to read the 1 MiB waiting for it before closing it as one that cannot keep up.',
+  },
   WEBHOOK_CLAIM_SECONDS: {
     // Longer than an attempt can take (10 s), so a live worker never loses a call it is making.
     parse: wholeNumber(15, 3600).default(60),
@@ -511,6 +532,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     schemaVersionsPerCollection: v.SCHEMA_VERSIONS_PER_COLLECTION,
     streamsPerCaller: v.STREAMS_PER_CALLER,
     streamsPerProcess: v.STREAMS_PER_PROCESS,
+    streamsPerWorkspace: v.STREAMS_PER_WORKSPACE,
+    streamHubBytes: v.STREAM_HUB_BYTES,
+    streamDrainSeconds: v.STREAM_DRAIN_SECONDS,
     fileMaxBytes: v.FILE_MAX_BYTES,
     publicMaxAgeSeconds: v.PUBLIC_MAX_AGE,
     s3,

@@ -1,11 +1,13 @@
-import { connect } from 'node:net';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { connect, type Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { connectStorage } from '../src/db/connect.js';
 import type { Deps } from '../src/deps.js';
-import { addMember, Client, signedInOwner } from './support/client.js';
+import { openEventStreams } from '../src/http/routes/events/stream-events.js';
+import { hubFor } from '../src/modules/events/event-hub.js';
+import { addMember, Client, inNewWorkspace, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { EventStreamReader } from './support/sse.js';
 
@@ -118,32 +120,6 @@ describeEachEngine('the event stream', (engine) => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await open(secret)).status).toBe(200);
   });
-
-  it('closes a consumer that stops reading, with a last comment saying why, instead of buffering without end', async () => {
-    const { secret } = await keySecret(['records:read']);
-    const port = new URL(base).port;
-    // A raw socket that sends the request and then reads nothing until the end.
-    const socket = connect(Number(port), '127.0.0.1');
-    socket.write(`GET /v1/events/stream?types=record.created HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\n\r\n`);
-    socket.pause();
-    let received = '';
-    try {
-      // 12 MB of events: more than the socket buffers and the stream's 1 MiB together.
-      const big = 'x'.repeat(4000);
-      const lines = Array.from({ length: 3000 }, (_, n) => JSON.stringify({ n, big })).join('\n');
-      const imported = await owner.call('POST', '/v1/collections/leads/import', lines, { 'content-type': 'application/x-ndjson' });
-      expect(imported.status, JSON.stringify(imported.body)).toBe(200);
-      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
-      socket.resume();
-      await closed;
-    } finally {
-      socket.destroy();
-    }
-    expect(received).toContain(': closed: this consumer is not keeping up');
-    expect(received.split('\nevent: record.created\n').length - 1).toBeLessThan(3000);
-  });
 });
 
 describeEachEngine('the event stream across processes', (engine) => {
@@ -174,5 +150,175 @@ describeEachEngine('the event stream across processes', (engine) => {
       await second.close();
       await t.close();
     }
+  });
+});
+
+/**
+ * The attacks on what open streams cost the server, on one shared app: consumers that never read
+ * while large events are written, an idle stream of one workspace while another imports, one
+ * workspace filling the server with streams through many keys.
+ */
+describeEachEngine('event streams under attack', (engine) => {
+  const MiB = 1024 * 1024;
+  let t: TestApp;
+  let owner: Client & { personId: string };
+  let other: Client;
+  let worker: DeliveryWorker;
+  let base: string;
+  const readers: EventStreamReader[] = [];
+  beforeAll(async () => {
+    t = await startTestApp(engine, { streamsPerWorkspace: 4, streamsPerCaller: 2, streamHubBytes: MiB, streamDrainSeconds: 1 });
+    owner = await signedInOwner(t);
+    await owner.post('/v1/collections', { name: 'leads' });
+    other = await inNewWorkspace(t, owner, 'other');
+    await other.post('/v1/collections', { name: 'leads' });
+    worker = new DeliveryWorker(t.deps, { idleMs: 200 });
+    worker.start();
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterEach(async () => {
+    for (const reader of readers.splice(0)) reader.close();
+    // Every test starts with no stream open, so none counts against the next one's caps.
+    await until(() => openEventStreams(t.deps) === 0, 'every stream closed');
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await closeSender(t.deps);
+    await t.close();
+  });
+
+  async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async function keySecret(client: Client, scopes = ['records:read']): Promise<{ id: string; secret: string }> {
+    const created = await client.post('/v1/keys', { name: 'stream', scopes });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return { id: created.body.id, secret: created.body.secret };
+  }
+
+  async function open(secret: string, headers: Record<string, string> = {}): Promise<EventStreamReader> {
+    const reader = await EventStreamReader.open(`${base}/v1/events/stream?types=record.created`, { authorization: `Bearer ${secret}`, ...headers });
+    readers.push(reader);
+    return reader;
+  }
+
+  async function importRecords(client: Client, count: number, bytesEach: number, from = 0): Promise<void> {
+    const big = 'x'.repeat(bytesEach);
+    const lines = Array.from({ length: count }, (_, n) => JSON.stringify({ n: from + n, big })).join('\n');
+    const imported = await client.call('POST', '/v1/collections/leads/import', lines, { 'content-type': 'application/x-ndjson' });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(200);
+  }
+
+  /** A stream over a raw socket that sends its request and then reads nothing. */
+  function neverReading(secret: string): Socket {
+    const socket = connect(Number(new URL(base).port), '127.0.0.1');
+    socket.write(`GET /v1/events/stream?types=record.created HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\n\r\n`);
+    socket.pause();
+    return socket;
+  }
+
+  it('closes consumers that never read once about 1 MiB waits for them, never a whole batch, and they resume with Last-Event-ID', async () => {
+    const { secret } = await keySecret(owner);
+    const sockets = [neverReading(secret), neverReading(secret)];
+    try {
+      await until(() => openEventStreams(t.deps) === 2, 'both streams open');
+      // 48 events of 200 KB (9.6 MB): one batch of the hub, far more than the bound and the socket buffers.
+      const count = 48;
+      await importRecords(owner, count, 200_000);
+      // The server ends both streams by itself, though neither read a byte.
+      await until(() => openEventStreams(t.deps) === 0, 'the server to close the streams that do not read', 10_000);
+      const received = await Promise.all(
+        sockets.map(
+          (socket) =>
+            new Promise<string>((resolve) => {
+              let text = '';
+              socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+              socket.once('close', () => resolve(text));
+              socket.resume();
+            }),
+        ),
+      );
+      for (const text of received) {
+        expect(text).toContain(': closed: this consumer is not keeping up');
+        // What was ever waiting for it: the 1 MiB bound plus one event, plus what the kernel's
+        // socket buffers took (at most 4 MiB to send here, with the receiver's small default).
+        expect(text.length).toBeLessThan(6.5 * MiB);
+        const ids = [...text.matchAll(/^id: (evt_\w+)$/gm)].map((match) => match[1]!);
+        expect(ids.length).toBeGreaterThan(0);
+        expect(ids.length).toBeLessThan(count);
+        // Resuming after the last event it got carries the rest: no gap, no repeat.
+        const resumed = await open(secret, { 'last-event-id': ids.at(-1)! });
+        await resumed.until((r) => r.events.length === count - ids.length, 10_000, 'the rest of the events');
+        const numbers = resumed.events.map((event) => JSON.parse(event.data).data.record.data.n as number);
+        expect(numbers).toEqual(Array.from({ length: count - ids.length }, (_, n) => ids.length + n));
+        resumed.close();
+      }
+      // The hub kept the owner's events within its byte bound while the streams were open, and nothing now.
+      expect(hubFor(t.deps).retainedBytes()).toBeLessThanOrEqual(MiB);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
+  it("keeps none of another workspace's events for an idle stream, bounds its own by bytes, and drops all when the last stream closes", async () => {
+    const hub = hubFor(t.deps);
+    const { secret } = await keySecret(owner);
+    const idle = await open(secret);
+    await idle.until((r) => r.comments.includes('connected'));
+    // The other workspace writes 3 MB of events while only the owner's workspace has a stream here.
+    await importRecords(other, 300, 10_000);
+    await owner.post('/v1/collections/leads/records', { data: { n: 'after' } });
+    // The idle stream got its own event: the hub has read past every one of the other workspace's.
+    await idle.until((r) => r.events.length === 1, 10_000, "the owner's event");
+    expect(hub.retainedBytes(other.workspaceId!)).toBe(0);
+    expect(hub.retainedBytes()).toBeLessThan(2000);
+
+    // Once the other workspace has a stream too, its events are kept, within the byte bound.
+    const theirs = await open((await keySecret(other)).secret);
+    await theirs.until((r) => r.comments.includes('connected'));
+    await importRecords(other, 300, 10_000);
+    await theirs.until((r) => r.events.length === 300, 10_000, "the other workspace's 300 events");
+    expect(hub.retainedBytes(other.workspaceId!)).toBeGreaterThan(0);
+    expect(hub.retainedBytes()).toBeLessThanOrEqual(MiB);
+
+    theirs.close();
+    await until(() => hub.retainedBytes(other.workspaceId!) === 0, "the other workspace's events dropped with its last stream");
+    idle.close();
+    await until(() => openEventStreams(t.deps) === 0, 'both streams closed');
+    expect(hub.retainedBytes()).toBe(0);
+  });
+
+  it("caps the streams of one workspace, however many keys it makes, so another's still opens; a revoked key ends all of its streams", async () => {
+    const keys = [await keySecret(owner), await keySecret(owner), await keySecret(owner)];
+    const held = [await open(keys[0]!.secret), await open(keys[0]!.secret), await open(keys[1]!.secret), await open(keys[1]!.secret)];
+    for (const reader of held) expect(reader.status).toBe(200);
+    // A fresh key of the same workspace: under its own cap, but the workspace is full.
+    const refused = await open(keys[2]!.secret);
+    await refused.until((r) => r.ended);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+    const error = JSON.parse(refused.body).error;
+    expect(error.code).toBe('RATE_LIMITED');
+    expect(error.message).toContain('per-workspace cap');
+    // The per-caller cap still holds on its own.
+    const third = await open(keys[0]!.secret);
+    await third.until((r) => r.ended);
+    expect(third.status).toBe(429);
+    // Another workspace is not counted against it.
+    const theirs = await open((await keySecret(other)).secret);
+    expect(theirs.status).toBe(200);
+
+    // One check serves both streams of a key: revoking it ends both, promptly, and no other.
+    expect((await owner.post(`/v1/keys/${keys[0]!.id}/revoke`)).status).toBe(200);
+    const revokedAt = Date.now();
+    await Promise.all(held.slice(0, 2).map((reader) => reader.until((r) => r.ended, 3000, 'a stream of the revoked key to end')));
+    expect(Date.now() - revokedAt).toBeLessThan(2500);
+    for (const reader of held.slice(0, 2)) expect(reader.comments.some((comment) => comment.startsWith('closed: INVALID_API_KEY'))).toBe(true);
+    expect(held[2]!.ended || held[3]!.ended || theirs.ended).toBe(false);
   });
 });

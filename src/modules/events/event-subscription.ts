@@ -30,7 +30,7 @@ export class EventSubscription implements HubListener {
   constructor(
     private readonly deps: Deps,
     private readonly hub: EventHub,
-    private readonly workspaceId: string,
+    readonly workspaceId: string,
     private filter: EventFilter,
     private after: number | null,
     private readonly sink: EventSink,
@@ -79,12 +79,13 @@ export class EventSubscription implements HubListener {
       const after = this.after!;
       const upTo = this.hub.position;
       if (after >= upTo) return;
-      const recent = this.hub.eventsAfter(after);
+      const recent = this.hub.eventsAfter(this.workspaceId, after);
       let events: FeedEvent[];
       let reached: number;
       if (recent) {
         events = recent.filter((event) => this.accepts(event));
-        reached = recent.length > 0 ? recent[recent.length - 1]!.seq : upTo;
+        // Memory holds every event of the workspace up to the hub's position.
+        reached = upTo;
       } else {
         // Too far behind for the hub's memory: the database, a page at a time.
         events = await listEvents(this.deps, this.workspaceId, this.filter, { direction: 'oldest-first', from: after, limit: CATCH_UP_PAGE });

@@ -2,24 +2,27 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import type { Deps } from '../../../deps.js';
-import { AppError, invalidRequest, rateLimited } from '../../../errors.js';
+import { AppError, invalidRequest } from '../../../errors.js';
 import type { EventFilter, FeedEvent } from '../../../modules/events/event-feed.js';
 import { hubFor } from '../../../modules/events/event-hub.js';
 import { EventSubscription } from '../../../modules/events/event-subscription.js';
 import type { RegisterRoute } from '../../app-type.js';
-import { authenticate, inWorkspace } from '../../auth.js';
+import { inWorkspace } from '../../auth.js';
 import { EventChoice, eventFilterFor, EVENTS_ACCESS } from './event-filter.js';
 import { EVENT_EXAMPLE, EVENT_ID } from './event-schemas.js';
 import { placeAfter } from './list-events.js';
+import { abilitiesOf, recheckWhileOpen, type RecheckedStream } from './stream-rechecks.js';
+import { takeStreamSlot } from './stream-slots.js';
 
 /** A comment line every 15 s keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
-/** How often the caller's credential and abilities are checked again while the stream is open. */
-const RECHECK_MS = 1000;
-/** Bytes a stream may have waiting for its consumer before it is closed as one that cannot keep up. */
+/**
+ * Bytes a stream may have waiting for its consumer before it is closed as one that cannot keep up.
+ * Events are written one at a time and the bound checked before each, so what waits passes it by
+ * at most one event; past it, the stream waits for the consumer to read it all, for at most
+ * PLAINBASE_STREAM_DRAIN_SECONDS.
+ */
 const BUFFER_LIMIT = 1024 * 1024;
-/** How long a full socket may take to drain before the stream is closed for the same reason. */
-const DRAIN_TIMEOUT_MS = 10_000;
 
 type StreamQuery = { types?: string; collections?: string; after?: string };
 
@@ -55,7 +58,7 @@ export const registerStreamEvents: RegisterRoute = (app, deps) =>
       const filter = await eventFilterFor(deps, request, choice);
       const resumeFrom = lastEventId(request) ?? afterQuery;
       const after = resumeFrom === undefined ? null : await placeAfter(deps, workspaceId, resumeFrom, 'headers.last-event-id');
-      const release = takeStreamSlot(deps, request.auth.key?.key.id ?? request.auth.person?.id ?? 'anonymous');
+      const release = takeStreamSlot(deps, { workspaceId, caller: request.auth.key?.key.id ?? request.auth.person?.id ?? 'anonymous' });
       const stream = new EventStream(deps, request, reply, choice, release);
       await stream.open(workspaceId, filter, after);
     },
@@ -69,69 +72,57 @@ function lastEventId(request: FastifyRequest): string | undefined {
   return value;
 }
 
-/** Open streams per process and per caller (key or person): the limits of the configuration. */
-const openStreams = new WeakMap<Deps, { total: number; perCaller: Map<string, number>; streams: Set<EventStream> }>();
+/** The open streams of each running app, to end them when it stops. */
+const openStreams = new WeakMap<Deps, Set<EventStream>>();
 
-function streamsOf(deps: Deps) {
+function streamsOf(deps: Deps): Set<EventStream> {
   let open = openStreams.get(deps);
   if (!open) {
-    open = { total: 0, perCaller: new Map(), streams: new Set() };
+    open = new Set();
     openStreams.set(deps, open);
   }
   return open;
 }
 
-/** Counts one more open stream, or refuses with 429; returns what gives the slot back. */
-function takeStreamSlot(deps: Deps, caller: string): () => void {
-  const open = streamsOf(deps);
-  const mine = open.perCaller.get(caller) ?? 0;
-  if (open.total >= deps.config.streamsPerProcess) throw rateLimited(5, 'This server holds as many event streams as it may; try again shortly.');
-  if (mine >= deps.config.streamsPerCaller) {
-    throw rateLimited(5, `This caller already holds ${deps.config.streamsPerCaller} event streams open, the most it may; close one first.`);
-  }
-  open.total++;
-  open.perCaller.set(caller, mine + 1);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    open.total--;
-    const left = (open.perCaller.get(caller) ?? 1) - 1;
-    if (left > 0) open.perCaller.set(caller, left);
-    else open.perCaller.delete(caller);
-  };
+/** How many streams this app holds open now. */
+export function openEventStreams(deps: Deps): number {
+  return streamsOf(deps).size;
 }
 
 /** Ends every open stream (the server is stopping). */
 export async function closeEventStreams(deps: Deps): Promise<void> {
-  await Promise.all([...streamsOf(deps).streams].map((stream) => stream.close('the server is shutting down; reconnect with Last-Event-ID to resume')));
+  await Promise.all([...streamsOf(deps)].map((stream) => stream.close('the server is shutting down; reconnect with Last-Event-ID to resume')));
 }
 
 /**
  * One open stream: writes what its subscription sends as server-sent events, keeps the
- * connection alive, checks the caller again every second (a revoked or expired key, a removed
- * person, ends it; a narrower role narrows what it carries) and closes a consumer that cannot
- * keep up, saying why in a last comment line.
+ * connection alive, follows its caller as checked again (stream-rechecks.ts: a revoked or expired
+ * key, a removed person, ends it; a narrower role narrows what it carries) and closes a consumer
+ * that cannot keep up, saying why in a last comment line.
  */
-class EventStream {
+class EventStream implements RecheckedStream {
   private readonly raw: ServerResponse;
   private subscription: EventSubscription | null = null;
-  private timers: NodeJS.Timeout[] = [];
+  private heartbeat: NodeJS.Timeout | null = null;
+  private stopRechecks: (() => void) | null = null;
+  /** What the caller could do when its filter was last computed: the filter is computed again only when that changes. */
+  private abilities: string;
   private closed = false;
 
   constructor(
     private readonly deps: Deps,
-    private readonly request: FastifyRequest,
+    readonly request: FastifyRequest,
     reply: FastifyReply,
     private readonly choice: { types?: string; collections?: string },
     private readonly release: () => void,
   ) {
     reply.hijack();
     this.raw = reply.raw;
+    this.abilities = abilitiesOf(request.auth);
   }
 
   async open(workspaceId: string, filter: EventFilter, after: number | null): Promise<void> {
-    streamsOf(this.deps).streams.add(this);
+    streamsOf(this.deps).add(this);
     this.raw.on('close', () => void this.close(null));
     this.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -148,27 +139,37 @@ class EventStream {
       void this.close('the server could not read events; reconnect with Last-Event-ID to resume');
     });
     this.subscription = subscription;
-    this.timers.push(setInterval(() => this.raw.write(': heartbeat\n\n'), HEARTBEAT_MS), setInterval(() => void this.recheck(), RECHECK_MS));
+    this.heartbeat = setInterval(() => this.raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    this.stopRechecks = recheckWhileOpen(this.deps, this);
     await subscription.start();
   }
 
   private async send(events: FeedEvent[]): Promise<boolean> {
-    if (this.closed) return false;
-    let text = '';
-    for (const event of events) text += `id: ${event.id}\nevent: ${event.type}\ndata: ${event.text}\n\n`;
-    const flowing = this.raw.write(text);
-    if (this.raw.writableLength > BUFFER_LIMIT) return this.giveUp();
-    if (flowing) return true;
-    const drained = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS);
+    for (const event of events) {
+      // Past the bound, nothing more is written until the consumer has read what waits.
+      if (this.raw.writableLength > BUFFER_LIMIT && !(await this.drained())) return this.giveUp();
+      if (this.closed) return false;
+      // Whole events only: a consumer closed between two resumes after the last one it got.
+      this.raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${event.text}\n\n`);
+    }
+    return !this.closed;
+  }
+
+  /** Whether the consumer read everything waiting for it within the drain timeout. */
+  private drained(): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       const done = (ok: boolean) => {
         clearTimeout(timer);
+        this.raw.off('drain', onDrain);
+        this.raw.off('close', onClose);
         resolve(ok);
       };
-      this.raw.once('drain', () => done(true));
-      this.raw.once('close', () => done(false));
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      const timer = setTimeout(() => done(false), this.deps.config.streamDrainSeconds * 1000);
+      this.raw.on('drain', onDrain);
+      this.raw.on('close', onClose);
     });
-    return drained || this.giveUp();
   }
 
   private giveUp(): false {
@@ -176,12 +177,16 @@ class EventStream {
     return false;
   }
 
-  /** The caller as it is now: still allowed in, and what it may see. */
-  private async recheck(): Promise<void> {
-    if (this.closed) return;
+  end(reason: string): void {
+    void this.close(reason);
+  }
+
+  /** The caller as checked again: what it may see, computed again only if its abilities changed. */
+  async follow(abilities: string): Promise<void> {
+    if (this.closed || abilities === this.abilities) return;
     try {
-      await authenticate(this.deps, this.request, EVENTS_ACCESS);
       this.subscription?.setFilter(await eventFilterFor(this.deps, this.request, this.choice));
+      this.abilities = abilities;
     } catch (error) {
       if (error instanceof AppError) await this.close(`${error.code}: ${error.message}`);
       // Anything else (the database briefly away): the next check tries again.
@@ -191,8 +196,9 @@ class EventStream {
   async close(reason: string | null): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const timer of this.timers) clearInterval(timer);
-    streamsOf(this.deps).streams.delete(this);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.stopRechecks?.();
+    streamsOf(this.deps).delete(this);
     this.release();
     this.subscription?.close();
     const socket = this.raw.socket;
