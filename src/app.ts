@@ -23,6 +23,7 @@ import { useRateLimits } from './http/rate-limit.js';
 import { connectRedis } from './http/redis-connection.js';
 import { slowClientServerOptions, watchBodyProgress } from './http/slow-clients.js';
 import { refuseUnstorableUrlText } from './http/storable-input.js';
+import { refuseRepeatedHost } from './http/single-host.js';
 import { apiRoutes } from './http/routes.js';
 import { trustProxyOption } from './http/trust-proxy.js';
 import { registerOperations } from './http/routes/operations/operations.js';
@@ -90,6 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
+  app.addHook('onRequest', refuseRepeatedHost);
   app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onRequest', watchBodyProgress(deps.config));
   // What caches may keep of each answer, errors included (cache-headers.ts).

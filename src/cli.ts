@@ -15,13 +15,14 @@ Commands:
   migrate                  Bring the database schema up to date, then exit (what \`npm run migrate\` runs)
   create-owner             Create a person who owns a new workspace, then exit
       --email <email>      their email (required)
-      --password <pw>      their password, at least 10 characters (required; or set
-                           PLAINBASE_NEW_OWNER_PASSWORD to keep it out of the shell history)
+      --password-stdin     read their password (at least 10 characters) from the first line of
+                           standard input; or set PLAINBASE_NEW_OWNER_PASSWORD
       --name <name>        their name (default: the part of the email before @)
       --workspace <name>   the workspace's name (default: "default")
   create-key               Create an API key of a person, print its secret (shown this once), then exit
       --email <email>      the person (required)
-      --password <pw>      their password (required)
+      --password-stdin     read their password from the first line of standard input; or set
+                           PLAINBASE_PASSWORD
       --name <name>        the key's name (required)
       --scopes <list>      comma-separated scopes, like records:read,records:create (required;
                            "all" for every scope the person's role allows)
@@ -30,7 +31,8 @@ Commands:
   listen                   Forward a server's events to a receiver on this machine, signed as
                            webhook deliveries are (see docs/events.md); runs until Ctrl-C
       --url <url>          the Plainbase server (default: http://127.0.0.1:8080)
-      --key <key>          an API key with read scopes (or set PLAINBASE_KEY)
+      --key-stdin          read the API key (with read scopes) from standard input; or set
+                           PLAINBASE_KEY
       --forward-to <url>   where to POST each event, like http://localhost:3000/hook
       --print              write each event as a JSON line instead of forwarding it
       --types <list>       only these event types, comma-separated
@@ -41,6 +43,9 @@ Commands:
 Options:
   -h, --help               Show this help
   -v, --version            Show the version
+
+--password <pw> and --key <key> still work, but a secret on the command line can be read by
+every user of this machine (ps): they print a warning.
 
 Configuration comes from PLAINBASE_* environment variables and a .env file in the current
 folder; every command reads the same settings. The README lists them all.
@@ -53,9 +58,9 @@ class UsageError extends Error {}
 const COMMAND_OPTIONS = {
   serve: [],
   migrate: [],
-  'create-owner': ['email', 'password', 'name', 'workspace'],
-  'create-key': ['email', 'password', 'name', 'workspace', 'scopes', 'mode'],
-  listen: ['url', 'key', 'forward-to', 'print', 'types', 'collections', 'since', 'secret'],
+  'create-owner': ['email', 'password', 'password-stdin', 'name', 'workspace'],
+  'create-key': ['email', 'password', 'password-stdin', 'name', 'workspace', 'scopes', 'mode'],
+  listen: ['url', 'key', 'key-stdin', 'forward-to', 'print', 'types', 'collections', 'since', 'secret'],
 } as const;
 
 type Command = keyof typeof COMMAND_OPTIONS;
@@ -70,10 +75,9 @@ interface KeyRequest {
 }
 
 /** The create-key options, checked before anything is opened. */
-function keyRequest(values: { email?: string; password?: string; name?: string; scopes?: string; workspace?: string; mode?: string }): KeyRequest {
-  const password = values.password;
+function keyRequest(values: { email?: string; name?: string; scopes?: string; workspace?: string; mode?: string }, password: string | undefined): KeyRequest {
   if (!values.email) throw new UsageError('create-key needs --email (the person whose key it is)');
-  if (!password) throw new UsageError('create-key needs --password (the person\'s own)');
+  if (!password) throw new UsageError('create-key needs the person\'s password: --password-stdin (from standard input) or PLAINBASE_PASSWORD');
   if (!values.name?.trim()) throw new UsageError('create-key needs --name (what the key is for, like "import script")');
   if (!values.scopes) throw new UsageError(`create-key needs --scopes, comma-separated: ${SCOPES.join(',')} (or all)`);
   const scopes = values.scopes.trim() === 'all' ? 'all' : values.scopes.split(',').map((scope) => scope.trim()).filter(Boolean);
@@ -101,12 +105,14 @@ async function run(argv: string[]): Promise<void> {
       version: { type: 'boolean', short: 'v' },
       email: { type: 'string' },
       password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
       name: { type: 'string' },
       workspace: { type: 'string' },
       scopes: { type: 'string' },
       mode: { type: 'string' },
       url: { type: 'string' },
       key: { type: 'string' },
+      'key-stdin': { type: 'boolean' },
       'forward-to': { type: 'string' },
       print: { type: 'boolean' },
       types: { type: 'string' },
@@ -140,20 +146,29 @@ async function run(argv: string[]): Promise<void> {
   dotenv.config({ quiet: true });
 
   let owner: { email: string; password: string; name?: string; workspaceName?: string } | null = null;
+  // A secret given as --password is warned about once the command is about to use it.
+  let exposed: string | null = null;
   if (command === 'create-owner') {
-    const password = values.password ?? process.env.PLAINBASE_NEW_OWNER_PASSWORD;
+    const password = await readSecret({ flag: 'password', given: values.password, fromStdin: values['password-stdin'], variable: 'PLAINBASE_NEW_OWNER_PASSWORD' });
     if (!values.email) throw new UsageError('create-owner needs --email');
     if (!z.email().safeParse(values.email).success) throw new UsageError(`--email must be an email address (got ${JSON.stringify(values.email)})`);
-    if (!password) throw new UsageError('create-owner needs --password (or PLAINBASE_NEW_OWNER_PASSWORD)');
-    owner = { email: values.email, password, name: values.name, workspaceName: values.workspace };
+    if (!password.value) throw new UsageError('create-owner needs a password: --password-stdin (from standard input) or PLAINBASE_NEW_OWNER_PASSWORD');
+    owner = { email: values.email, password: password.value, name: values.name, workspaceName: values.workspace };
+    exposed = password.warning;
   }
-  const key = command === 'create-key' ? keyRequest(values) : null;
+  let key: KeyRequest | null = null;
+  if (command === 'create-key') {
+    const password = await readSecret({ flag: 'password', given: values.password, fromStdin: values['password-stdin'], variable: 'PLAINBASE_PASSWORD' });
+    key = keyRequest(values, password.value);
+    exposed = password.warning;
+  }
 
   const config = loadConfig(process.env);
   for (const name of unknownVariables(process.env)) {
     process.stderr.write(`plainbase: warning: ${name} is not a Plainbase setting and is ignored (a typo?)\n`);
   }
   prepareDirectories(config);
+  if (exposed) process.stderr.write(exposed);
 
   if (command === 'migrate') return migrate(config);
   if (owner) return createOwnerCommand(config, owner);
@@ -164,8 +179,9 @@ async function run(argv: string[]): Promise<void> {
 }
 
 async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['listen'][number], string | boolean>>): Promise<void> {
-  const key = (values.key as string | undefined) ?? process.env.PLAINBASE_KEY;
-  if (!key) throw new UsageError('listen needs --key (or PLAINBASE_KEY)');
+  const secret = await readSecret({ flag: 'key', given: values.key as string | undefined, fromStdin: values['key-stdin'] === true, variable: 'PLAINBASE_KEY' });
+  const key = secret.value;
+  if (!key) throw new UsageError('listen needs an API key: --key-stdin (from standard input) or PLAINBASE_KEY');
   const print = values.print === true;
   const forwardTo = values['forward-to'] as string | undefined;
   if (!print && !forwardTo) throw new UsageError('listen needs --forward-to <url>, or --print');
@@ -174,6 +190,7 @@ async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['li
   for (const [option, value] of [['url', url], ['forward-to', forwardTo]] as const) {
     if (value !== undefined && !/^https?:\/\//.test(value)) throw new UsageError(`--${option} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
   }
+  if (secret.warning) process.stderr.write(secret.warning);
   const { listen, ListenError } = await import('./listen.js');
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
@@ -194,6 +211,28 @@ async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['li
     if (error instanceof ListenError) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/**
+ * A secret the command needs, from the first line of standard input (`--<flag>-stdin`), the
+ * environment, or, still accepted, the command line: there every local user can read it (`ps`,
+ * /proc/<pid>/cmdline), so that way comes with a warning to print. Standard input and the
+ * environment of a process are this user's alone.
+ */
+async function readSecret(source: { flag: string; given: string | undefined; fromStdin: boolean | undefined; variable: string }): Promise<{ value: string | undefined; warning: string | null }> {
+  const { flag, given, fromStdin, variable } = source;
+  if (given !== undefined && fromStdin) throw new UsageError(`--${flag} and --${flag}-stdin both give the ${flag}; use one`);
+  if (fromStdin) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    const value = Buffer.concat(chunks).toString('utf8').split(/\r?\n/, 1)[0]!;
+    if (!value) throw new UsageError(`--${flag}-stdin read no ${flag} from standard input`);
+    return { value, warning: null };
+  }
+  if (given !== undefined) {
+    return { value: given, warning: `plainbase: warning: --${flag} puts the ${flag} on the command line, where every user of this machine can read it (ps); use --${flag}-stdin or ${variable} instead\n` };
+  }
+  return { value: process.env[variable] || undefined, warning: null };
 }
 
 async function migrate(config: Config): Promise<void> {

@@ -94,6 +94,13 @@ export interface Config {
   fileMaxBytes: number;
   /** How long a shared cache may keep an anonymous read of a public collection, in seconds; 0: it must ask again each time. */
   publicMaxAgeSeconds: number;
+  /** Bytes of exports one caller (key or person) / one workspace may have spooled on this process's disk at once. */
+  exportSpoolBytesPerCaller: number;
+  exportSpoolBytesPerWorkspace: number;
+  /** A download of an export that takes nothing for this long is ended and its spool removed. */
+  exportStallMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <it>`. */
+  metricsToken: string | null;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
   s3: S3Settings | null;
 }
@@ -413,6 +420,27 @@ export const VARIABLES = {
     default: '0',
     meaning: 'Seconds a browser or shared cache may keep an anonymous read of a public collection (`Cache-Control: public, max-age=…`); `0` sends `no-cache`: ask again each time. Other answers are never kept (docs/security.md, Caching).',
   },
+  EXPORT_SPOOL_PER_CALLER: {
+    parse: wholeNumber(1024 * 1024, 1024 ** 5).default(1024 ** 3),
+    default: '1073741824',
+    meaning: 'Bytes of exports one API key or signed-in person may have spooled on this process\'s disk at once (written, not yet downloaded); past it an export answers 429, or 409 when that export alone is larger. See docs/import-export.md.',
+  },
+  EXPORT_SPOOL_PER_WORKSPACE: {
+    parse: wholeNumber(1024 * 1024, 1024 ** 5).default(2 * 1024 ** 3),
+    default: '2147483648',
+    meaning: 'Bytes of exports one workspace, all its callers together, may have spooled on this process\'s disk at once; past it an export answers 429, or 409 when that export alone is larger.',
+  },
+  EXPORT_STALL_SECONDS: {
+    parse: wholeNumber(1, 3600).default(30),
+    default: '30',
+    meaning: 'A download of an export that takes no data for this many seconds is ended and its spooled file removed.',
+  },
+  METRICS_TOKEN: {
+    parse: z.string().min(16, 'must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
+    default: '(none)',
+    meaning: 'When set, `GET /metrics` answers only requests with `Authorization: Bearer <this token>` (others get 401); unset, `/metrics` is open. See docs/operations.md.',
+    secret: true,
+  },
   S3_BUCKET: {
     parse: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)').optional(),
     default: '(none)',
@@ -458,7 +486,7 @@ type Values = { [K in Name]: z.output<(typeof VARIABLES)[K]['parse']> };
  * Other PLAINBASE_* variables that are expected around the service but are not settings of it:
  * the CLI's and the test suite's own.
  */
-const NOT_SETTINGS = /^PLAINBASE_(NEW_OWNER_PASSWORD|TEST_\w+)$/;
+const NOT_SETTINGS = /^PLAINBASE_(NEW_OWNER_PASSWORD|PASSWORD|KEY|TEST_\w+)$/;
 
 /** Parses the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
@@ -537,6 +565,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     streamDrainSeconds: v.STREAM_DRAIN_SECONDS,
     fileMaxBytes: v.FILE_MAX_BYTES,
     publicMaxAgeSeconds: v.PUBLIC_MAX_AGE,
+    exportSpoolBytesPerCaller: v.EXPORT_SPOOL_PER_CALLER,
+    exportSpoolBytesPerWorkspace: v.EXPORT_SPOOL_PER_WORKSPACE,
+    exportStallMs: v.EXPORT_STALL_SECONDS * 1000,
+    metricsToken: v.METRICS_TOKEN ?? null,
     s3,
   };
 }
@@ -652,7 +684,8 @@ export function ensureWritableDir(dir: string, variable: string): void {
     existing = parent;
   }
   try {
-    for (const level of missing) fs.mkdirSync(level);
+    // Only the service's own user may enter what it creates: the database and files are inside.
+    for (const level of missing) fs.mkdirSync(level, { mode: 0o700 });
   } catch (error) {
     throw new ConfigError(variable, `cannot create the folder ${dir} (${describeFsError(error)})`);
   }

@@ -9,6 +9,7 @@ import { closeSender } from './delivery/guard-options.js';
 import { logDestination } from './log-destination.js';
 import { prepareFirstOwner } from './modules/setup/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
+import { SpoolQuota } from './spool-quota.js';
 
 /**
  * The whole shutdown, from signal to exit, stays inside this (docs/operations.md: within 10 s);
@@ -22,7 +23,7 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** The services' dependencies on a real database with the system clock (serve and the CLI). */
 export function depsFor(config: Config, storage: Storage): Deps {
-  return { config, db: storage.db, dialect: storage.dialect, clock: systemClock, openSnapshot: storage.openSnapshot };
+  return { config, db: storage.db, dialect: storage.dialect, clock: systemClock, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
 }
 
 /**

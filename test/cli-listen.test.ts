@@ -25,8 +25,11 @@ class Cli {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
-  static run(args: string[]): Cli {
-    return new Cli(spawn(process.execPath, [BIN, 'listen', ...args], { env: { ...process.env, PLAINBASE_KEY: '' } }));
+  /** The CLI with `args`; `stdin` is written to its standard input, `key` goes in PLAINBASE_KEY. */
+  static run(args: string[], options: { stdin?: string; key?: string } = {}): Cli {
+    const child = spawn(process.execPath, [BIN, 'listen', ...args], { env: { ...process.env, PLAINBASE_KEY: options.key ?? '' } });
+    child.stdin.end(options.stdin ?? '');
+    return new Cli(child);
   }
   async until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -89,7 +92,8 @@ describeEachEngine('plainbase listen', (engine) => {
   it('forwards each event as a signed delivery and prints a line per event with the answer', async () => {
     let exit: number | null;
     const key = await keyWith(['records:read']);
-    const cli = Cli.run(['--url', base, '--key', key, '--forward-to', hook, '--secret', SECRET, '--types', 'record.created']);
+    // The key from standard input: never on the command line, where every local user sees it.
+    const cli = Cli.run(['--url', base, '--key-stdin', '--forward-to', hook, '--secret', SECRET, '--types', 'record.created'], { stdin: `${key}\n` });
     try {
       await cli.until(() => cli.stderr.includes('Connected'), 'the CLI to connect');
       for (const n of [1, 2, 3]) await owner.post('/v1/collections/leads/records', { data: { n } });
@@ -99,6 +103,7 @@ describeEachEngine('plainbase listen', (engine) => {
       await cli.until(() => cli.stdout.trim().split('\n').length === 3, 'three printed lines');
       for (const line of cli.stdout.trim().split('\n')) expect(line).toMatch(/ record\.created {2}evt_[0-9a-z]{26} {2}→ 204 \(\d+ ms\)$/);
       expect(cli.stderr).toContain(`Signed with ${SECRET}`);
+      expect(cli.stderr).not.toContain('warning');
     } finally {
       // Stopped whatever happened, but checked after: an assertion here would replace the error
       // that says what went wrong (the CLI's output comes with a failed wait).
@@ -115,7 +120,7 @@ describeEachEngine('plainbase listen', (engine) => {
       feed = (await owner.get('/v1/events?types=record.created')).body.data.reverse();
     }
     const key = await keyWith(['records:read']);
-    const cli = Cli.run(['--url', base, '--key', key, '--print', '--types', 'record.created', '--since', feed[0].id]);
+    const cli = Cli.run(['--url', base, '--print', '--types', 'record.created', '--since', feed[0].id], { key });
     try {
       await cli.until(() => cli.stdout.trim().split('\n').length === 2, 'two printed events');
       expect(cli.stdout.trim().split('\n')).toEqual(feed.slice(1).map((event: unknown) => JSON.stringify(event)));
@@ -123,8 +128,10 @@ describeEachEngine('plainbase listen', (engine) => {
       await cli.stop();
     }
 
+    // --key still works, saying that the key was visible to every local user.
     const bad = Cli.run(['--url', base, '--key', 'pb_live_nope', '--print']);
     expect(await bad.exited).toBe(1);
     expect(bad.stderr).toMatch(/plainbase: the server refused the stream: 401 INVALID_API_KEY/);
+    expect(bad.stderr).toMatch(/^plainbase: warning: --key puts the key on the command line, where every user of this machine can read it \(ps\); use --key-stdin or PLAINBASE_KEY instead\n/);
   });
 });

@@ -75,8 +75,10 @@ async function openSqlite(file: string): Promise<Storage> {
   let connection: SqliteDatabase.Database;
   try {
     if (file !== ':memory:') {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       fs.accessSync(path.dirname(file), fs.constants.W_OK);
+      // Created readable by this user only; SQLite gives its -wal and -shm files the same mode.
+      fs.closeSync(fs.openSync(file, 'a', 0o600));
     }
     connection = new SqliteDatabase(file);
   } catch (error) {

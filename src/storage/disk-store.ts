@@ -34,7 +34,7 @@ export class DiskStore implements FileStore {
     try {
       // On the disk before the rename, so the name never points at content still only in memory.
       await pipeline(source, writer);
-      await fsp.mkdir(path.dirname(final), { recursive: true });
+      await fsp.mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
       await fsp.rename(temp, final);
     } catch (error) {
       await closed(writer);
@@ -63,8 +63,9 @@ export class DiskStore implements FileStore {
   /** Once per process: the folders, and no temporary files left by uploads a crash cut short. */
   private prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      await fsp.mkdir(this.objects, { recursive: true });
-      await fsp.mkdir(this.temp, { recursive: true });
+      // Only the service's own user may read what people uploaded (files are written 0600).
+      await fsp.mkdir(this.objects, { recursive: true, mode: 0o700 });
+      await fsp.mkdir(this.temp, { recursive: true, mode: 0o700 });
       const now = Date.now();
       for (const name of await fsp.readdir(this.temp)) {
         const file = path.join(this.temp, name);

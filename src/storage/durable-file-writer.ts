@@ -26,7 +26,8 @@ export class DurableFileWriter extends Writable {
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
-    fsp.open(this.file, 'wx').then((handle) => {
+    // Readable by this user only: it holds what someone uploaded.
+    fsp.open(this.file, 'wx', 0o600).then((handle) => {
       this.handle = handle;
       callback();
     }, callback);

@@ -34,7 +34,8 @@ export async function spoolToFile(chunks: AsyncIterable<Buffer>, folder: string)
   await prepare(folder);
   const file = path.join(folder, `${randomUUID()}.spool`);
   const remove = () => fsp.rm(file, { force: true });
-  const out = fs.createWriteStream(file, { flags: 'wx' });
+  // Only this service's user may read it: an export or import holds a workspace's data.
+  const out = fs.createWriteStream(file, { flags: 'wx', mode: 0o600 });
   try {
     await pipeline(chunks, out);
   } catch (error) {
@@ -55,7 +56,7 @@ function prepare(folder: string): Promise<void> {
   let done = prepared.get(folder);
   if (!done) {
     done = (async () => {
-      await fsp.mkdir(folder, { recursive: true });
+      await fsp.mkdir(folder, { recursive: true, mode: 0o700 });
       const now = Date.now();
       for (const name of await fsp.readdir(folder)) {
         if (!name.endsWith('.spool')) continue;

@@ -12,6 +12,7 @@ import type { Engine } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Deps } from '../../src/deps.js';
 import type { App } from '../../src/http/app-type.js';
+import { SpoolQuota } from '../../src/spool-quota.js';
 
 export const ENGINES: Engine[] = ['sqlite', 'postgres'];
 
@@ -101,7 +102,7 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
   });
   const clock = new ManualClock();
   const config = testConfig({ ...overrides, database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
-  const deps: Deps = { config, db: appDb(storage.db), dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot };
+  const deps: Deps = { config, db: appDb(storage.db), dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
   // The very object the app uses, so a test can wire more into it later (a DNS resolver).
   const appDeps = Object.assign(deps, { logger: false as const });
   const app = await buildApp(appDeps);
@@ -125,7 +126,7 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
 export async function startTestAppBeside(t: TestApp): Promise<TestApp> {
   const { schema } = t.storage as Storage & { schema?: string };
   const storage = await connectStorage(t.deps.config.database, { schema, poolSize: 5 });
-  const deps: Deps = { ...t.deps, db: storage.db, dialect: storage.dialect, openSnapshot: storage.openSnapshot };
+  const deps: Deps = { ...t.deps, db: storage.db, dialect: storage.dialect, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
   const app = await buildApp(Object.assign(deps, { logger: false as const }));
   await app.ready();
   return {

@@ -46,6 +46,7 @@ const TOP_LEVEL_FILES: Record<string, Layer> = {
   'page-budget.ts': 'foundation',
   'password-rules.ts': 'foundation',
   'secrets.ts': 'foundation',
+  'spool-quota.ts': 'foundation',
   'storable-text.ts': 'foundation',
   'deps.ts': 'infrastructure',
   'app.ts': 'entry',

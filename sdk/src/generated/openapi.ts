@@ -48,7 +48,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description HTTP requests and their latency by method, route and status, and the process's own figures (memory, CPU, event loop). See docs/operations.md.
+         * @description HTTP requests and their latency by method, route and status, and the process's own figures (memory, CPU, event loop). When the server sets PLAINBASE_METRICS_TOKEN, send it as Authorization: Bearer <token>; without it, or with another, the answer is 401 UNAUTHENTICATED. See docs/operations.md.
          */
         get: operations["operations.metrics"];
         put?: never;
@@ -599,7 +599,7 @@ export interface paths {
         };
         /**
          * Stream a collection's records (not the trash) as NDJSON or CSV: a consistent snapshot, oldest first
-         * @description See docs/import-export.md.
+         * @description See docs/import-export.md. The export is written on the server before it is sent: 429 RATE_LIMITED while the caller's or the workspace's exports not yet downloaded hold too much (retry-after), 409 CONFLICT (details.limit) when this export alone is larger than that limit. A download that takes nothing for PLAINBASE_EXPORT_STALL_SECONDS is cut off.
          */
         get: operations["records.export"];
         put?: never;

@@ -41,15 +41,36 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
 export const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
 
-/** A file's name is a label shown back and offered as the download's name; never a path on disk. */
+/**
+ * Unicode format characters (category Cf): bidirectional controls such as U+202E, which make
+ * `invoice_\u202efdp.exe` display as `invoice_exe.pdf`, zero-width characters, the byte order
+ * mark. They draw nothing of their own, so a name keeps its meaning without them and cannot
+ * pass itself off as another.
+ */
+const FORMAT_CHARACTERS = /\p{Cf}/gu;
+
+/** The name with every format character removed (docs/files.md). */
+export function withoutFormatCharacters(name: string): string {
+  return name.replace(FORMAT_CHARACTERS, '');
+}
+
+/**
+ * A file's name is a label shown back and offered as the download's name; never a path on disk.
+ * Control characters are refused; format characters are removed (the name stored is the one
+ * returned).
+ */
 export function checkFileName(name: string, field: string): string {
   const problem =
-    name.length === 0 ? 'is empty' :
-    name.length > MAX_NAME_LENGTH ? `is longer than ${MAX_NAME_LENGTH} characters` :
-    /[\u0000-\u001f\u007f]/.test(name) ? 'contains a control character' :
+    /[\u0000-\u001f\u007f-\u009f]/.test(name) ? 'contains a control character' :
     unstorableTextReason(name);
   if (problem) throw invalidRequest(`The file name ${problem}.`, { field });
-  return name;
+  const shown = withoutFormatCharacters(name);
+  const length =
+    shown.length === 0 ? (name.length === 0 ? 'is empty' : 'is nothing but invisible format characters') :
+    shown.length > MAX_NAME_LENGTH ? `is longer than ${MAX_NAME_LENGTH} characters` :
+    null;
+  if (length) throw invalidRequest(`The file name ${length}.`, { field });
+  return shown;
 }
 
 export function checkContentType(contentType: string, field: string): string {

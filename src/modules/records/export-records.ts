@@ -1,14 +1,13 @@
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Dialect } from '../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { visitRows, type RowBatches } from '../../db/row-stream.js';
 import type { Deps } from '../../deps.js';
-import { AppError, invalidRequest } from '../../errors.js';
-import { isDiskError, spoolToFile, type SpooledFile } from '../../storage/spool-file.js';
+import { invalidRequest } from '../../errors.js';
 import { findCollection } from '../collections/collections.js';
 import { getSchemaVersion } from '../schemas/schema-versions.js';
+import { ExportSpool } from './export-spool.js';
 import { cellText, csvLine } from './format-csv.js';
 import { parseFieldRef } from './query/field-ref.js';
 import { readAhead } from './read-ahead.js';
@@ -71,45 +70,34 @@ interface DataColumn {
  * The snapshot is a transaction (on PostgreSQL it holds a pooled connection; on SQLite it keeps
  * the write-ahead log from being folded back), and no transaction may wait on the network: the
  * export is written to a file in the data folder under the snapshot, the snapshot closes, and the
- * file is then sent at the client's pace and removed once sent or abandoned.
+ * file is then sent at the client's pace and removed once sent, abandoned or stalled; its bytes
+ * count against the caller's and the workspace's limits meanwhile (export-spool.ts).
  */
-export async function exportRecords(deps: Deps, workspaceId: string, idOrName: string, options: ExportOptions): Promise<RecordExport> {
+export async function exportRecords(deps: Deps, workspaceId: string, idOrName: string, options: ExportOptions, caller: string): Promise<RecordExport> {
   const filter = options.filter === undefined ? undefined : parseFilter(options.filter);
   if (options.fields !== undefined && options.format !== 'csv') {
     throw invalidRequest('fields chooses the columns of a CSV export; NDJSON always has every field.', { field: 'querystring.fields' });
   }
   const requested = options.fields === undefined ? undefined : parseFields(options.fields);
 
-  const snapshot = await deps.openSnapshot();
-  let spooled: SpooledFile;
+  const spool = ExportSpool.open(deps, workspaceId, caller);
   let collectionName: string;
   try {
-    const collection = await findCollection(snapshot.db, workspaceId, idOrName);
-    const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS) };
-    const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
-    spooled = await spoolExport(chunks, deps.config.dataDir);
-    collectionName = collection.name;
-  } finally {
-    await snapshot.close();
-  }
-  const body = spooled.read();
-  // Removed once the stream ends: sent whole, or destroyed with the client's connection.
-  body.once('close', () => void spooled.remove());
-  return { collectionName, body };
-}
-
-async function spoolExport(chunks: AsyncIterable<string>, dataDir: string): Promise<SpooledFile> {
-  try {
-    return await spoolToFile(asBytes(chunks), path.join(dataDir, 'exports'));
+    const snapshot = await deps.openSnapshot();
+    try {
+      const collection = await findCollection(snapshot.db, workspaceId, idOrName);
+      const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS) };
+      const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
+      await spool.write(chunks);
+      collectionName = collection.name;
+    } finally {
+      await snapshot.close();
+    }
   } catch (error) {
-    if (!isDiskError(error)) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new AppError('UNAVAILABLE', `The server cannot hold the export on its disk (${code} in PLAINBASE_DATA_DIR); try again later.`);
+    await spool.discard();
+    throw error;
   }
-}
-
-async function* asBytes(chunks: AsyncIterable<string>): AsyncGenerator<Buffer> {
-  for await (const chunk of chunks) yield Buffer.from(chunk);
+  return { collectionName, body: spool.download() };
 }
 
 /**

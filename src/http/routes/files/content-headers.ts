@@ -1,3 +1,5 @@
+import { withoutFormatCharacters } from '../../../modules/files/files.js';
+
 /**
  * How a file's content is answered over HTTP: which types a browser may show in place, the
  * Content-Disposition, and byte ranges (RFC 9110 §14).
@@ -25,10 +27,12 @@ export function servedInline(contentType: string): boolean {
 
 /**
  * RFC 6266: an ASCII `filename` for old clients (anything else, quotes and backslashes become _)
- * and the exact name as UTF-8 in `filename*`. Names hold no control characters (checked at
- * upload), so nothing here can end the header early.
+ * and the name as UTF-8 in `filename*`. Control characters become _ and format characters (a
+ * right-to-left override) go, as at upload: names stored before uploads removed them must not
+ * reach a browser's save dialog either.
  */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+export function contentDisposition(kind: 'inline' | 'attachment', storedName: string): string {
+  const name = withoutFormatCharacters(storedName).replace(/\p{Cc}/gu, '_') || 'file';
   const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;

@@ -6,8 +6,12 @@ import { OPEN } from '../../access.js';
 import type { App } from '../../app-type.js';
 import type { Deps } from '../../../deps.js';
 import { pingDatabase } from '../../../db/ping.js';
+import { constantTimeEqual, sha256Hex } from '../../../secrets.js';
 
-/** Health, readiness, metrics and the API description: for operators and tools, no credential. */
+/**
+ * Health, readiness, metrics and the API description: for operators and tools, no credential,
+ * except /metrics when PLAINBASE_METRICS_TOKEN is set (its figures name routes and load).
+ */
 export function registerOperations(app: App, deps: Deps, metrics: Registry): void {
   const Status = Type.Object({ status: Type.String() });
   const Healthy = { ...Status, examples: [{ status: 'ok' }] };
@@ -36,7 +40,9 @@ export function registerOperations(app: App, deps: Deps, metrics: Registry): voi
     config: { operation: 'operations.metrics', access: OPEN },
     schema: {
       summary: 'Prometheus metrics',
-      description: 'HTTP requests and their latency by method, route and status, and the process\'s own figures (memory, CPU, event loop). See docs/operations.md.',
+      description:
+        'HTTP requests and their latency by method, route and status, and the process\'s own figures (memory, CPU, event loop). ' +
+        'When the server sets PLAINBASE_METRICS_TOKEN, send it as Authorization: Bearer <token>; without it, or with another, the answer is 401 UNAUTHENTICATED. See docs/operations.md.',
       tags: ['operations'],
       produces: [metrics.contentType],
       response: {
@@ -46,7 +52,14 @@ export function registerOperations(app: App, deps: Deps, metrics: Registry): voi
         }),
       },
     },
-    handler: async (_request, reply) => reply.type(metrics.contentType).send(await metrics.metrics()),
+    handler: async (request, reply) => {
+      const token = deps.config.metricsToken;
+      // Digests compared, so that neither the bytes nor the length of the token show in the timing.
+      if (token !== null && !constantTimeEqual(sha256Hex(bearerToken(request.headers.authorization) ?? ''), sha256Hex(token))) {
+        throw new AppError('UNAUTHENTICATED', 'This server\'s metrics need its metrics token: Authorization: Bearer <PLAINBASE_METRICS_TOKEN>.');
+      }
+      return reply.type(metrics.contentType).send(await metrics.metrics());
+    },
   });
 
   app.get('/v1/openapi.json', {
@@ -59,4 +72,9 @@ export function registerOperations(app: App, deps: Deps, metrics: Registry): voi
     },
     handler: async () => app.swagger() as unknown as Record<string, unknown>,
   });
+}
+
+function bearerToken(header: string | undefined): string | null {
+  const match = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
+  return match ? match[1]! : null;
 }

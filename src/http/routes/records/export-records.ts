@@ -29,7 +29,8 @@ export const registerExportRecords: RegisterRoute = (app, deps) =>
     config: { operation: 'records.export', access: needs('records:read') },
     schema: {
       summary: "Stream a collection's records (not the trash) as NDJSON or CSV: a consistent snapshot, oldest first",
-      description: 'See docs/import-export.md.',
+      description:
+        'See docs/import-export.md. The export is written on the server before it is sent: 429 RATE_LIMITED while the caller\'s or the workspace\'s exports not yet downloaded hold too much (retry-after), 409 CONFLICT (details.limit) when this export alone is larger than that limit. A download that takes nothing for PLAINBASE_EXPORT_STALL_SECONDS is cut off.',
       tags: ['records'],
       params: CollectionParams,
       querystring: ExportQuery,
@@ -56,7 +57,7 @@ export const registerExportRecords: RegisterRoute = (app, deps) =>
         format,
         filter: request.query.filter,
         fields: request.query.fields,
-      });
+      }, request.auth.key?.key.id ?? request.auth.person?.id ?? 'anonymous');
       return reply
         .header('content-type', CONTENT_TYPES[format])
         // Collection names are [a-z0-9_]: safe inside the quoted filename as they are.
