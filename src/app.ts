@@ -21,6 +21,7 @@ import { instrument } from './http/metrics.js';
 import { logRequests } from './http/request-log.js';
 import { useRateLimits } from './http/rate-limit.js';
 import { connectRedis } from './http/redis-connection.js';
+import { slowClientServerOptions, watchBodyProgress } from './http/slow-clients.js';
 import { refuseUnstorableUrlText } from './http/storable-input.js';
 import { refuseRepeatedHost } from './http/single-host.js';
 import { apiRoutes } from './http/routes.js';
@@ -67,6 +68,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     trustProxy: trustProxyOption(deps.config.trustProxy),
     // Keep-alive connections must not hold a graceful shutdown open.
     forceCloseConnections: 'idle',
+    // A client that sends its head or its body too slowly is cut off (slow-clients.ts).
+    ...slowClientServerOptions(deps.config),
     schemaController,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -90,6 +93,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
   app.addHook('onRequest', refuseRepeatedHost);
   app.addHook('onRequest', refuseUnstorableUrlText);
+  app.addHook('onRequest', watchBodyProgress(deps.config));
   // What caches may keep of each answer, errors included (cache-headers.ts).
   app.decorateRequest('publicRead', false);
   app.addHook('onSend', (request, reply, payload, done) => {

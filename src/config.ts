@@ -46,6 +46,13 @@ export interface Config {
   /** Refused authentications allowed per address per minute before the address gets 429s; 0: no limit. */
   authFailuresPerIp: number;
   sessionTtlSeconds: number;
+  /** A session unused this long ends; 0: never for want of use. */
+  sessionIdleSeconds: number;
+  /** How long a request's head (request line and headers) may take to arrive. */
+  headersTimeoutMs: number;
+  /** Each window this long must bring bodyMinBytesPerSecond × its length of the body (or the rest of it). */
+  bodyTimeoutMs: number;
+  bodyMinBytesPerSecond: number;
   /**
    * log2 of scrypt's N for new password hashes: always 15 (N=2^15, 32 MiB; OWASP's minimum is 2^17
    * KiB), set by no variable. Only the test suite lowers it, for the thousands of people it makes.
@@ -281,6 +288,26 @@ export const VARIABLES = {
     parse: wholeNumber(1, 24 * 365).default(24 * 7),
     default: '168',
     meaning: 'How long a dashboard session lasts after sign-in, in hours.',
+  },
+  SESSION_IDLE_MINUTES: {
+    parse: wholeNumber(0, 525_600).default(4320),
+    default: '4320',
+    meaning: 'A dashboard session not used for this many minutes ends (3 days by default), whatever is left of `PLAINBASE_SESSION_TTL_HOURS`; `0` switches this off. Use is recorded at most once a minute per session.',
+  },
+  HEADERS_TIMEOUT_SECONDS: {
+    parse: wholeNumber(1, 3600).default(20),
+    default: '20',
+    meaning: 'How long a client may take to send a request\'s line and headers, counted from its first byte (or from the connection); past it the connection gets 408 and is closed. See docs/operations.md.',
+  },
+  BODY_TIMEOUT_SECONDS: {
+    parse: wholeNumber(1, 3600).default(10),
+    default: '10',
+    meaning: 'The window in which a request body must make progress: each window must bring `PLAINBASE_BODY_MIN_BYTES_PER_SECOND` times its length in bytes (or the rest of the body), or the request gets 408 and its connection is closed. Time the server itself is not reading does not count. See docs/operations.md.',
+  },
+  BODY_MIN_BYTES_PER_SECOND: {
+    parse: wholeNumber(0, 1024 ** 3).default(1024),
+    default: '1024',
+    meaning: 'Slowest a request body (an import, an upload) may arrive, averaged over each `PLAINBASE_BODY_TIMEOUT_SECONDS`; there is no bound on a body\'s total time. `0`: only a body that sends nothing for a whole window is cut off.',
   },
   SIGN_IN_MAX_FAILURES: {
     parse: wholeNumber(1, 1000).default(5),
@@ -524,6 +551,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     redisUrl: v.REDIS_URL ?? null,
     authFailuresPerIp: v.AUTH_FAILURES_PER_IP,
     sessionTtlSeconds: v.SESSION_TTL_HOURS * 3600,
+    sessionIdleSeconds: v.SESSION_IDLE_MINUTES * 60,
+    headersTimeoutMs: v.HEADERS_TIMEOUT_SECONDS * 1000,
+    bodyTimeoutMs: v.BODY_TIMEOUT_SECONDS * 1000,
+    bodyMinBytesPerSecond: v.BODY_MIN_BYTES_PER_SECOND,
     passwordHashCost: 15,
     signInMaxFailures: v.SIGN_IN_MAX_FAILURES,
     signInMaxFailuresPerAddress: v.SIGN_IN_MAX_FAILURES_PER_ADDRESS,

@@ -48,6 +48,8 @@ const PARAMS: Record<string, (world: MatrixWorld, caller: Caller) => string> = {
   fil: (_world, caller) => matrixFiles[caller.collection],
   // An index that does not exist: an allowed caller gets 404, which still proves access passed.
   name: () => 'no_such_index',
+  // A session of no one: an allowed caller gets 404 (its own sessions are its to end, in auth-sessions.test.ts).
+  sessionId: () => `ses_${'0'.repeat(26)}`,
   '*': () => 'swagger-ui.css',
 };
 
@@ -122,6 +124,9 @@ const NO_ABILITY_ROUTES: Record<string, Access['kind']> = {
   'POST /v1/auth/sign-out': 'person',
   'POST /v1/auth/password': 'person',
   'GET /v1/auth/session': 'person',
+  'GET /v1/auth/sessions': 'person',
+  'DELETE /v1/auth/sessions/:sessionId': 'person',
+  'POST /v1/auth/sign-out-everywhere': 'person',
   'GET /v1/workspaces': 'person',
   'POST /v1/workspaces': 'person',
   'GET /v1/me': 'member',
@@ -158,7 +163,7 @@ function rowsOf(routes: DeclaredRoute[]): { rows: Row[]; problems: string[] } {
       problems.push(`${route.method} ${route.url}: no fixture for the path parameter ${name === '*' ? '*' : `:${name}`}; add one to PARAMS in test/access-matrix.test.ts`);
     }
     if (params.some((param) => !(param in PARAMS))) return;
-    const destructive = route.method === 'DELETE' || /\/(revoke|rotate|sign-out|transfer-ownership)$/.test(route.url);
+    const destructive = route.method === 'DELETE' || /\/(revoke|rotate|sign-out|sign-out-everywhere|transfer-ownership)$/.test(route.url);
     rows.push({ method: route.method, url: route.url, query, access: route.access, alsoNeeds, params, destructive });
   };
   for (const route of routes) add(route, ROUTE_QUERIES[`${route.method} ${route.url}`]);

@@ -12,6 +12,7 @@ import * as indexesPerCollection from './migrations/0008-indexes-per-collection.
 import * as eventSequence from './migrations/0010-event-sequence.js';
 import * as postgresIndexKeys from './migrations/0011-postgres-index-keys.js';
 import * as postgresPendingEvents from './migrations/0012-postgres-pending-events.js';
+import * as sessionActivity from './migrations/0013-session-activity.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0010-event-sequence': eventSequence,
   '0011-postgres-index-keys': postgresIndexKeys,
   '0012-postgres-pending-events': postgresPendingEvents,
+  '0013-session-activity': sessionActivity,
 };
 
 

@@ -28,9 +28,15 @@ export interface MembershipsTable {
 
 export interface SessionsTable {
   token_hash: string;
+  /** `ses_…`: names the session to its person (a list, ending one) without its secret. */
+  id: string;
   person_id: string;
   created_at: string;
   expires_at: string;
+  /** Updated at most once a minute (modules/sessions/sessions.ts); an idle session ends. */
+  last_used_at: string;
+  ip: string | null;
+  user_agent: string | null;
 }
 
 export interface InvitesTable {

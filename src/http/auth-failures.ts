@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { addressKey } from '../client-address.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { authenticate, presentsCredential } from './auth.js';
@@ -135,7 +136,8 @@ export class RedisAuthFailureLimiter implements AuthFailureLimiter {
 /**
  * The app's authentication step (auth.ts) as an onRequest hook, with the failure limiter: each
  * 401 it answers to a request that presented a credential (a key, a session cookie) is counted
- * against the address (request.ip: the client's address as PLAINBASE_TRUST_PROXY resolves it),
+ * against the address (request.ip: the client's address as PLAINBASE_TRUST_PROXY resolves it; an
+ * IPv6 client by its /64, client-address.ts),
  * and answered 429 while the address is over its budget. A request with no credential guesses
  * nothing, so its 401 is not counted: a signed-out dashboard polling its session behind a shared
  * address must not use up that address's budget. Open routes are not counted either.
@@ -148,7 +150,7 @@ export function authenticateCountingFailures(deps: Deps, limiter: AuthFailureLim
     const counted = access !== undefined && access.kind !== 'open';
     const refuse = (error: unknown) => {
       if (counted && error instanceof AppError && error.status === 401) {
-        limiter.judge(request.ip, deps.clock.now().getTime(), presentsCredential(request)).then((blocked) => done(blocked ?? (error as Error)));
+        limiter.judge(addressKey(request.ip), deps.clock.now().getTime(), presentsCredential(deps.config, request)).then((blocked) => done(blocked ?? (error as Error)));
         return;
       }
       done(error as Error);

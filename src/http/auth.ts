@@ -1,16 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import { isPersonOnly, roleAllows, type Ability, type Role, type Scope } from '../abilities.js';
+import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import { AppError, forbidden, invalidRequest } from '../errors.js';
 import type { Actor } from '../modules/audit/audit.js';
 import type { Person } from '../modules/people/people.js';
-import { findSession, SESSION_COOKIE } from '../modules/sessions/sessions.js';
+import { findSession } from '../modules/sessions/sessions.js';
 import { findRole } from '../modules/workspaces/workspaces.js';
 import { authenticateKey, authenticateKeyNow, guessKeyCaller, type KeyCaller } from '../modules/keys/authenticate-key.js';
 import type { KeyGuess } from '../modules/keys/key-guess.js';
 import { keyNotValid } from '../modules/keys/keys.js';
 import { findCollectionId } from '../modules/collections/collections.js';
 import type { Access } from './access.js';
+import { requestMeta } from './request-meta.js';
+import { sessionCookieName, sessionTokenOf } from './session-cookie.js';
 
 export const WORKSPACE_HEADER = 'x-baas-workspace';
 
@@ -56,7 +59,7 @@ export function authenticate(deps: Deps, request: FastifyRequest, access: Access
   if (authorization === undefined) checkOrigin(deps, request);
   if (access.kind === 'open') return;
   if (authorization !== undefined) return authenticateWithKey(deps, request, access, authorization);
-  const token = request.cookies[SESSION_COOKIE];
+  const token = sessionTokenOf(deps, request);
   // Public collections answer reads with no credential; readScope decides which collections.
   if (!token && access.kind === 'workspace' && access.publicRead) return;
   if (!token) throw new AppError('UNAUTHENTICATED', 'Sign in, or send an API key as "Authorization: Bearer <key>".');
@@ -64,12 +67,12 @@ export function authenticate(deps: Deps, request: FastifyRequest, access: Access
 }
 
 /** Whether the request carries a credential at all: a key, or a session cookie. */
-export function presentsCredential(request: FastifyRequest): boolean {
-  return request.headers.authorization !== undefined || Boolean(request.cookies[SESSION_COOKIE]);
+export function presentsCredential(config: Pick<Config, 'publicUrl'>, request: FastifyRequest): boolean {
+  return request.headers.authorization !== undefined || Boolean(request.cookies[sessionCookieName(config)]);
 }
 
 async function authenticateWithSession(deps: Deps, request: FastifyRequest, access: Access, token: string): Promise<void> {
-  const session = await findSession(deps, token);
+  const session = await findSession(deps, token, requestMeta(request));
   if (!session) throw new AppError('UNAUTHENTICATED', 'Your session has ended; sign in again.');
   checkCsrf(request);
 

@@ -25,12 +25,12 @@ declare module 'fastify' {
   }
 }
 
-export function setCacheHeaders(config: Pick<Config, 'publicMaxAgeSeconds'>, request: FastifyRequest, reply: FastifyReply): void {
+export function setCacheHeaders(config: Pick<Config, 'publicMaxAgeSeconds' | 'publicUrl'>, request: FastifyRequest, reply: FastifyReply): void {
   const own = reply.getHeader('cache-control');
   const api = request.url.startsWith('/v1/');
   if (request.publicRead) reply.header('vary', mergedVary(reply.getHeader('vary'), PUBLIC_READ_VARY));
   // A request refused before its cookies were read (a malformed URL) presents no session.
-  if (request.headers.authorization !== undefined || (request.cookies !== undefined && presentsCredential(request))) {
+  if (request.headers.authorization !== undefined || (request.cookies !== undefined && presentsCredential(config, request))) {
     if (api || own === undefined) reply.header('cache-control', 'private, no-store');
     return;
   }

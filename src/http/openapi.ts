@@ -7,6 +7,7 @@ import type { Access } from './access.js';
 import type { App } from './app-type.js';
 import { WORKSPACE_HEADER } from './auth.js';
 import { ERROR_EXAMPLES, RETRY_AFTER, SERVER_ERROR_EXAMPLES } from './schemas.js';
+import { sessionCookieName } from './session-cookie.js';
 
 /**
  * The OpenAPI document (/v1/openapi.json) and the console that reads it (/docs). The document is
@@ -52,7 +53,7 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
           session: {
             type: 'apiKey',
             in: 'cookie',
-            name: 'plainbase_session',
+            name: sessionCookieName(config),
             description: `The session cookie that signing in sets (the dashboard's). Calls into a workspace also name it in the ${WORKSPACE_HEADER} header.`,
           },
         },

@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
-import ipaddr from 'ipaddr.js';
 import type { Redis } from 'ioredis';
+import { addressKey } from '../client-address.js';
 import type { Config } from '../config.js';
 import { rateLimited } from '../errors.js';
 import type { App } from './app-type.js';
@@ -26,22 +26,9 @@ export async function useRateLimits(app: App, config: Config, redis: Redis | nul
     enableDraftSpec: true,
     ...(redis ? { redis, nameSpace: 'plainbase:requests:', skipOnError: true } : {}),
     max: (request) => limitFor(request) || Number.MAX_SAFE_INTEGER,
-    keyGenerator: (request) => (request.auth.actor.id === null ? `ip:${addressCounted(request.ip)}` : `${request.auth.actor.type}:${request.auth.actor.id}`),
+    keyGenerator: (request) => (request.auth.actor.id === null ? `ip:${addressKey(request.ip)}` : `${request.auth.actor.type}:${request.auth.actor.id}`),
     // Operations routes and sign-in (which has its own throttle) are not counted; nor are limits set to 0.
     allowList: (request) => request.routeOptions.config.access?.kind === 'open' || limitFor(request) === 0,
     errorResponseBuilder: (_request, context) => rateLimited(context.ttl / 1000),
   });
-}
-
-/**
- * The address an anonymous caller is counted by: an IPv4 address (an IPv4-mapped IPv6 one as its
- * IPv4), or the /64 network of an IPv6 address. One subscriber is usually given a whole /64 and
- * can send from any of its 2^64 addresses, so counting each would be no limit at all.
- */
-export function addressCounted(ip: string): string {
-  if (!ipaddr.isValid(ip)) return ip;
-  const address = ipaddr.process(ip);
-  if (address.kind() === 'ipv4') return address.toString();
-  const parts = (address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
-  return `${parts.join(':')}::/64`;
 }

@@ -1,5 +1,8 @@
 import type { RegisterRoute } from './app-type.js';
 import { registerChangePassword } from './routes/auth/change-password.js';
+import { registerEndSession } from './routes/auth/end-session.js';
+import { registerListSessions } from './routes/auth/list-sessions.js';
+import { registerSignOutEverywhere } from './routes/auth/sign-out-everywhere.js';
 import { registerGetSession } from './routes/auth/get-session.js';
 import { registerCompleteSetup, registerGetSetup } from './routes/auth/setup.js';
 import { registerSignIn } from './routes/auth/sign-in.js';
@@ -75,6 +78,9 @@ export const apiRoutes: RegisterRoute[] = [
   registerSignOut,
   registerGetSession,
   registerChangePassword,
+  registerListSessions,
+  registerEndSession,
+  registerSignOutEverywhere,
   registerGetSetup,
   registerCompleteSetup,
   registerListWorkspaces,

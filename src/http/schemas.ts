@@ -63,7 +63,7 @@ export const ResponseHeaders = {
   etag: Type.String({ description: 'The record\'s revision, quoted ("7"): send it back as If-Match to change only that revision.', examples: ['"7"'] }),
   location: Type.String({ description: 'The address of what was created.', examples: ['/v1/collections/col_01jbx3m9k6t2v8w4y7z0a5c1d3/files/fil_01jbx3p2q8r4s6t0v2w4y6z8a0'] }),
   setSession: Type.String({
-    description: 'The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls.',
+    description: 'The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; named __Host-plainbase_session (always Secure) when PLAINBASE_PUBLIC_URL is https://. A browser sends it with later calls.',
     examples: ['plainbase_session=…; Path=/; Expires=Thu, 19 Nov 2026 10:00:00 GMT; HttpOnly; Secure; SameSite=Lax'],
   }),
   clearSession: Type.String({ description: 'Clears the session cookie.', examples: ['plainbase_session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax'] }),

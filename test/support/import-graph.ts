@@ -36,6 +36,7 @@ const FOLDERS: Record<string, Layer> = {
 const TOP_LEVEL_FILES: Record<string, Layer> = {
   'abilities.ts': 'foundation',
   'accepted-json.ts': 'foundation',
+  'client-address.ts': 'foundation',
   'clock.ts': 'foundation',
   'config.ts': 'foundation',
   'errors.ts': 'foundation',

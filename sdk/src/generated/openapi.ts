@@ -88,7 +88,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with email and password; sets the plainbase_session cookie */
+        /** Sign in with email and password; sets the session cookie (plainbase_session, or __Host-plainbase_session over HTTPS) */
         post: operations["auth.signIn"];
         delete?: never;
         options?: never;
@@ -141,6 +141,57 @@ export interface paths {
         put?: never;
         /** Change the signed-in person's password (the current one is needed); ends their other sessions */
         post: operations["auth.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in person's live sessions, oldest first, the calling one marked current */
+        get: operations["auth.listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End one of the signed-in person's sessions (the calling one too: it is then signed out); another person's is 404 */
+        delete: operations["auth.endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sign-out-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End every session of the signed-in person, the calling one included; with {keepCurrent: true} every one but the calling one */
+        post: operations["auth.signOutEverywhere"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1281,7 +1332,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls. */
+                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; named __Host-plainbase_session (always Secure) when PLAINBASE_PUBLIC_URL is https://. A browser sends it with later calls. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -1626,6 +1677,256 @@ export interface operations {
             };
         };
     };
+    "auth.listSessions": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "ses_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "lastUsedAt": "2026-11-05T10:00:00.000Z",
+                     *           "expiresAt": "2026-11-29T10:00:00.000Z",
+                     *           "ip": "203.0.113.7",
+                     *           "userAgent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+                     *           "current": true
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description An id starting with ses_ */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 in UTC with milliseconds.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was last used, to the minute: a use is recorded at most once a minute.
+                             */
+                            lastUsedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it ends at the latest; it ends sooner when left unused for PLAINBASE_SESSION_IDLE_MINUTES.
+                             */
+                            expiresAt: string;
+                            /** @description The address of its last recorded use. */
+                            ip: string | null;
+                            /** @description The User-Agent of its last recorded use (up to 512 characters). */
+                            userAgent: string | null;
+                            /** @description Whether this is the session making the request. */
+                            current: boolean;
+                        }[];
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auth.endSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id starting with ses_ */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "auth.signOutEverywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Keep the calling session signed in.
+                     * @default false
+                     */
+                    keepCurrent?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ended": 3
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description How many sessions ended. */
+                        ended: number;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "auth.getSetup": {
         parameters: {
             query?: never;
@@ -1701,7 +2002,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls. */
+                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; named __Host-plainbase_session (always Secure) when PLAINBASE_PUBLIC_URL is https://. A browser sends it with later calls. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -2690,7 +2991,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; a browser sends it with later calls. */
+                    /** @description The session cookie: HttpOnly, SameSite=Lax, Secure unless PLAINBASE_ENV=development; named __Host-plainbase_session (always Secure) when PLAINBASE_PUBLIC_URL is https://. A browser sends it with later calls. */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };

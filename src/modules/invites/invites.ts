@@ -194,7 +194,7 @@ export async function acceptInvite(
       target: { type: 'invite', id: invite.id },
       details: { role: invite.role, newAccount: !existing },
     });
-    const session = await createSession(trx, deps, person.id);
+    const session = await createSession(trx, deps, person.id, meta);
     return { person, session, workspaceId: invite.workspace_id };
   });
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { addressKey } from '../../client-address.js';
 import type { Config } from '../../config.js';
 import type { Db, Executor } from '../../db/schema.js';
 import { rateLimited } from '../../errors.js';
@@ -22,7 +23,8 @@ import { normaliseEmail } from '../people/people.js';
 type ThrottleConfig = Pick<Config, 'signInMaxFailures' | 'signInMaxFailuresPerAddress' | 'signInLockSeconds'>;
 
 const accountSubject = (email: string) => `email:${normaliseEmail(email)}`;
-const addressSubject = (ip: string | null) => `ip:${ip ?? 'unknown'}`;
+// An IPv6 client counts by its /64 (client-address.ts), as every per-address limit does.
+const addressSubject = (ip: string | null) => `ip:${ip === null ? 'unknown' : addressKey(ip)}`;
 
 /**
  * Claims one password check for the account and the address, or throws 429 naming which is

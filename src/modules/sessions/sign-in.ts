@@ -51,7 +51,7 @@ export async function signIn(
       action: 'auth.signed_in',
       target: { type: 'person', id: person.id },
     });
-    return createSession(trx, deps, person.id);
+    return createSession(trx, deps, person.id, meta);
   });
   return { person, session };
 }

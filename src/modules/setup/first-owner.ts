@@ -68,7 +68,7 @@ export async function completeSetup(
     }
     if ((await countPeople(trx)) > 0) throw new AppError('CONFLICT', 'Setup is already done; sign in instead.');
     const { person, workspace } = await insertOwner(trx, deps, input, meta);
-    const session = await createSession(trx, deps, person.id);
+    const session = await createSession(trx, deps, person.id, meta);
     return { person, workspace, session };
   });
 }

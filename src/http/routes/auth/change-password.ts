@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
 import { changePassword } from '../../../modules/sessions/change-password.js';
-import { SESSION_COOKIE } from '../../../modules/sessions/sessions.js';
 import { PERSON } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { signedInPerson } from '../../auth.js';
 import { requestMeta } from '../../request-meta.js';
 import { NoContent, Password } from '../../schemas.js';
+import { sessionTokenOf } from '../../session-cookie.js';
 
 export const registerChangePassword: RegisterRoute = (app, deps) =>
   app.post('/v1/auth/password', {
@@ -17,7 +17,7 @@ export const registerChangePassword: RegisterRoute = (app, deps) =>
       response: { 204: NoContent },
     },
     handler: async (request, reply) => {
-      await changePassword(deps, signedInPerson(request), request.cookies[SESSION_COOKIE]!, request.body, requestMeta(request));
+      await changePassword(deps, signedInPerson(request), sessionTokenOf(deps, request)!, request.body, requestMeta(request));
       return reply.status(204).send(null);
     },
   });

@@ -10,7 +10,7 @@ export const registerSignIn: RegisterRoute = (app, deps) =>
   app.post('/v1/auth/sign-in', {
     config: { operation: 'auth.signIn', access: OPEN },
     schema: {
-      summary: 'Sign in with email and password; sets the plainbase_session cookie',
+      summary: 'Sign in with email and password; sets the session cookie (plainbase_session, or __Host-plainbase_session over HTTPS)',
       tags: ['auth'],
       body: Type.Object({ email: Email, password: Password }, { additionalProperties: false, examples: [{ email: 'ada@example.com', password: 'correct horse battery staple' }] }),
       response: { 200: withHeaders(SessionBody, { 'Set-Cookie': ResponseHeaders.setSession }), 429: { $ref: 'Error#' } },

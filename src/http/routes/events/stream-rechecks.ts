@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../../deps.js';
 import { AppError } from '../../../errors.js';
-import { SESSION_COOKIE } from '../../../modules/sessions/sessions.js';
 import { authenticate, WORKSPACE_HEADER, type AuthContext } from '../../auth.js';
+import { sessionTokenOf } from '../../session-cookie.js';
 import { EVENTS_ACCESS } from './event-filter.js';
 
 /** How often the credentials behind open streams are checked again. */
@@ -39,7 +39,7 @@ export function recheckWhileOpen(deps: Deps, stream: RecheckedStream): () => voi
     rechecksOf.set(deps, rechecks);
   }
   const state = rechecks;
-  const credential = credentialOf(stream.request);
+  const credential = credentialOf(deps, stream.request);
   let streams = state.byCredential.get(credential);
   if (!streams) {
     streams = new Set();
@@ -64,10 +64,10 @@ export function abilitiesOf(auth: AuthContext): string {
   return JSON.stringify([auth.role]);
 }
 
-function credentialOf(request: FastifyRequest): string {
+function credentialOf(deps: Deps, request: FastifyRequest): string {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) return `key ${authorization}`;
-  return `session ${request.cookies[SESSION_COOKIE] ?? ''} ${String(request.headers[WORKSPACE_HEADER] ?? '')}`;
+  return `session ${sessionTokenOf(deps, request) ?? ''} ${String(request.headers[WORKSPACE_HEADER] ?? '')}`;
 }
 
 async function checkAll(deps: Deps, rechecks: Rechecks): Promise<void> {
