@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { newId } from '../src/ids.js';
 import { DeliveryWorker } from '../src/worker/delivery-worker.js';
-import { Client, signedInOwner } from './support/client.js';
+import { Client, OWNER, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 
@@ -45,6 +45,7 @@ const FILLED: Record<string, Fill> = {
   '/v1/collections/{col}/schemas': (w) => [`/v1/collections/${w.collection}/schemas`],
   '/v1/collections/{col}/files': (w) => [`/v1/collections/${w.collection}/files`],
   '/v1/webhooks': () => ['/v1/webhooks'],
+  '/v1/auth/sessions': () => ['/v1/auth/sessions'],
   '/v1/webhooks/{wh}/deliveries': (w) => [`/v1/webhooks/${w.webhookId}/deliveries`],
   '/v1/events': () => ['/v1/events'],
 };
@@ -101,6 +102,11 @@ describeEachEngine('every list page is bounded in bytes', (engine) => {
       }
     }
     for (let i = 0; i < 12; i++) await ok(owner.post('/v1/workspaces', { name: long(`workspace ${i}`, 200) }));
+    // The owner's sessions: signed in again and again from a browser with a long User-Agent.
+    for (let i = 0; i < 10; i++) {
+      const signedIn = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: { 'user-agent': long(`browser ${i}`, 500) }, payload: { email: OWNER.email, password: OWNER.password } });
+      expect(signedIn.statusCode, signedIn.body).toBe(200);
+    }
     // Events reach the feed, and deliveries the log, once the worker has fanned them out.
     await new DeliveryWorker(t.deps).drain();
   }, 60_000);

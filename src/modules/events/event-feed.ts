@@ -123,7 +123,7 @@ export async function placeOfEvent(deps: Deps, workspaceId: string, eventId: str
 
 type FeedRow = { seq: number | null; id: string; type: string; created_at: string; workspace_id: string; collection_id: string; data: string };
 
-function toFeedEvent(row: FeedRow): FeedEvent {
+export function toFeedEvent(row: FeedRow): FeedEvent {
   return {
     seq: Number(row.seq),
     id: row.id,

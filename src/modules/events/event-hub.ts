@@ -1,8 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { rowLimit } from '../../db/row-limit.js';
-import type { EventType } from './event-types.js';
-import { lastSequenced, type FeedEvent } from './event-feed.js';
-import { eventMessageText } from './outbox.js';
+import { lastSequenced, toFeedEvent, type FeedEvent } from './event-feed.js';
 import { onEventsSequenced, onRecordsErased } from './outbox-signal.js';
 
 /** Something that wants to hear when events of its workspace may be waiting (an open event stream). */
@@ -258,14 +256,7 @@ async function readWatchedAfter(deps: Deps, workspaces: string[], after: number,
     .orderBy('seq')
     .limit(rowLimit(limit))
     .execute();
-  return rows.map((row) => ({
-    seq: Number(row.seq),
-    id: row.id,
-    workspaceId: row.workspace_id,
-    collectionId: row.collection_id,
-    type: row.type as EventType,
-    text: eventMessageText(row),
-  }));
+  return rows.map(toFeedEvent);
 }
 
 const hubs = new WeakMap<Deps, EventHub>();
