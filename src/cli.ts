@@ -38,7 +38,8 @@ Commands:
       --types <list>       only these event types, comma-separated
       --collections <list> only these collections (ids or names), comma-separated
       --since <evt_…>      start after this event instead of from now
-      --secret <whsec_…>   sign with this secret (default: a new one, printed at start)
+      --secret <whsec_…>   sign with this secret (default: a new one, printed at start); better:
+                           set PLAINBASE_LISTEN_SECRET
 
 Options:
   -h, --help               Show this help
@@ -190,7 +191,8 @@ async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['li
   for (const [option, value] of [['url', url], ['forward-to', forwardTo]] as const) {
     if (value !== undefined && !/^https?:\/\//.test(value)) throw new UsageError(`--${option} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
   }
-  if (secret.warning) process.stderr.write(secret.warning);
+  const signing = await readSecret({ flag: 'secret', given: values.secret as string | undefined, fromStdin: null, variable: 'PLAINBASE_LISTEN_SECRET' });
+  for (const warning of [secret.warning, signing.warning]) if (warning) process.stderr.write(warning);
   const { listen, ListenError } = await import('./listen.js');
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
@@ -204,7 +206,7 @@ async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['li
       types: values.types as string | undefined,
       collections: values.collections as string | undefined,
       since: values.since as string | undefined,
-      secret: values.secret as string | undefined,
+      secret: signing.value,
       signal: stop.signal,
     });
   } catch (error) {
@@ -219,7 +221,8 @@ async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['li
  * /proc/<pid>/cmdline), so that way comes with a warning to print. Standard input and the
  * environment of a process are this user's alone.
  */
-async function readSecret(source: { flag: string; given: string | undefined; fromStdin: boolean | undefined; variable: string }): Promise<{ value: string | undefined; warning: string | null }> {
+/** A secret from standard input (`fromStdin`; null where the option has no -stdin form), the command line (warned) or the environment. */
+async function readSecret(source: { flag: string; given: string | undefined; fromStdin: boolean | undefined | null; variable: string }): Promise<{ value: string | undefined; warning: string | null }> {
   const { flag, given, fromStdin, variable } = source;
   if (given !== undefined && fromStdin) throw new UsageError(`--${flag} and --${flag}-stdin both give the ${flag}; use one`);
   if (fromStdin) {
@@ -230,7 +233,8 @@ async function readSecret(source: { flag: string; given: string | undefined; fro
     return { value, warning: null };
   }
   if (given !== undefined) {
-    return { value: given, warning: `plainbase: warning: --${flag} puts the ${flag} on the command line, where every user of this machine can read it (ps); use --${flag}-stdin or ${variable} instead\n` };
+    const safe = fromStdin === null ? variable : `--${flag}-stdin or ${variable}`;
+    return { value: given, warning: `plainbase: warning: --${flag} puts the ${flag} on the command line, where every user of this machine can read it (ps); use ${safe} instead\n` };
   }
   return { value: process.env[variable] || undefined, warning: null };
 }

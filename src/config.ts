@@ -499,7 +499,7 @@ type Values = { [K in Name]: z.output<(typeof VARIABLES)[K]['parse']> };
  * Other PLAINBASE_* variables that are expected around the service but are not settings of it:
  * the CLI's and the test suite's own.
  */
-const NOT_SETTINGS = /^PLAINBASE_(NEW_OWNER_PASSWORD|PASSWORD|KEY|TEST_\w+)$/;
+const NOT_SETTINGS = /^PLAINBASE_(NEW_OWNER_PASSWORD|PASSWORD|KEY|LISTEN_SECRET|TEST_\w+)$/;
 
 /** Parses the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {

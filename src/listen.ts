@@ -45,7 +45,7 @@ export async function listen(options: ListenOptions): Promise<void> {
   if (options.collections) streamUrl.searchParams.set('collections', options.collections);
   if (!options.print) {
     info(`Forwarding events from ${options.url} to ${options.forwardTo}`);
-    info(`Signed with ${secret}${options.secret ? '' : ' (a new secret: give it to your receiver, or pass --secret next time)'}`);
+    info(`Signed with ${secret}${options.secret ? '' : ' (a new secret: give it to your receiver, or set PLAINBASE_LISTEN_SECRET next time)'}`);
   }
 
   let lastEventId = options.since;

@@ -25,9 +25,9 @@ class Cli {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
-  /** The CLI with `args`; `stdin` is written to its standard input, `key` goes in PLAINBASE_KEY. */
-  static run(args: string[], options: { stdin?: string; key?: string } = {}): Cli {
-    const child = spawn(process.execPath, [BIN, 'listen', ...args], { env: { ...process.env, PLAINBASE_KEY: options.key ?? '' } });
+  /** The CLI with `args`; `stdin` is written to its standard input, `key` goes in PLAINBASE_KEY, `secret` in PLAINBASE_LISTEN_SECRET. */
+  static run(args: string[], options: { stdin?: string; key?: string; secret?: string } = {}): Cli {
+    const child = spawn(process.execPath, [BIN, 'listen', ...args], { env: { ...process.env, PLAINBASE_KEY: options.key ?? '', PLAINBASE_LISTEN_SECRET: options.secret ?? '' } });
     child.stdin.end(options.stdin ?? '');
     return new Cli(child);
   }
@@ -92,8 +92,9 @@ describeEachEngine('plainbase listen', (engine) => {
   it('forwards each event as a signed delivery and prints a line per event with the answer', async () => {
     let exit: number | null;
     const key = await keyWith(['records:read']);
-    // The key from standard input: never on the command line, where every local user sees it.
-    const cli = Cli.run(['--url', base, '--key-stdin', '--forward-to', hook, '--secret', SECRET, '--types', 'record.created'], { stdin: `${key}\n` });
+    // The key from standard input and the signing secret from the environment: never on the
+    // command line, where every local user sees it.
+    const cli = Cli.run(['--url', base, '--key-stdin', '--forward-to', hook, '--types', 'record.created'], { stdin: `${key}\n`, secret: SECRET });
     try {
       await cli.until(() => cli.stderr.includes('Connected'), 'the CLI to connect');
       for (const n of [1, 2, 3]) await owner.post('/v1/collections/leads/records', { data: { n } });
@@ -128,10 +129,11 @@ describeEachEngine('plainbase listen', (engine) => {
       await cli.stop();
     }
 
-    // --key still works, saying that the key was visible to every local user.
-    const bad = Cli.run(['--url', base, '--key', 'pb_live_nope', '--print']);
+    // --key and --secret still work, saying that each was visible to every local user.
+    const bad = Cli.run(['--url', base, '--key', 'pb_live_nope', '--secret', SECRET, '--print']);
     expect(await bad.exited).toBe(1);
     expect(bad.stderr).toMatch(/plainbase: the server refused the stream: 401 INVALID_API_KEY/);
     expect(bad.stderr).toMatch(/^plainbase: warning: --key puts the key on the command line, where every user of this machine can read it \(ps\); use --key-stdin or PLAINBASE_KEY instead\n/);
+    expect(bad.stderr).toContain('plainbase: warning: --secret puts the secret on the command line, where every user of this machine can read it (ps); use PLAINBASE_LISTEN_SECRET instead\n');
   });
 });
