@@ -22,7 +22,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    reporters: ['default'],
+    // The slowest files are printed after every run (test/support/slowest-files-reporter.ts).
+    reporters: ['default', './test/support/slowest-files-reporter.ts'],
     projects: [
       {
         extends: true,
