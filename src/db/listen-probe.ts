@@ -38,14 +38,30 @@ export async function dropsNotifications(url: string, options: ClientOptions = {
     listener.on('notification', (message) => {
       if (message.channel === channel) heard();
     });
-    await listener.query(`listen ${channel}`);
-    await notifier.query('select pg_notify($1, $2)', [channel, '']);
+    try {
+      await listener.query(`listen ${channel}`);
+      await notifier.query('select pg_notify($1, $2)', [channel, '']);
+    } catch (error) {
+      // Connected, yet LISTEN or NOTIFY refused: some poolers (statement mode, a few hosted ones)
+      // reject session features outright. That answers the question as well as silence does.
+      if (!saysNothingOfPooling(error)) return true;
+      throw error;
+    }
     return !(await arrived);
   } finally {
     // The channel is random and nobody else sends on it; the LISTEN ends with the session (or, behind a pooler, is left harmless).
     await Promise.all([listener.end().catch(() => undefined), notifier.end().catch(() => undefined)]);
   }
 }
+
+/**
+ * Errors that say nothing about pooling: a lost connection (class 08, 57P, a socket error) or a
+ * server that cannot take LISTEN at all (class 25: a read-only standby). Reported as they are.
+ */
+const saysNothingOfPooling = (error: unknown): boolean => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^(08|57P|25)|^E[A-Z]+$/.test(code);
+};
 
 /** The identity of the database a connection reaches: its name and, where readable, its cluster's system identifier. */
 async function databaseIdentity(client: pg.Client): Promise<{ database: string; system: string | null }> {
