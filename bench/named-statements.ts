@@ -13,6 +13,9 @@
  * Loads, each on both servers in turn (named, unnamed, named, unnamed; the two runs of each are
  * added): GET /v1/me with a key (the key check), and a page of 50 records with a filter and a
  * sort. Ratio = named over unnamed req/s, in the same run.
+ * Beside them, for reference, a third process through Debian's PgBouncer in transaction mode
+ * (pool of 10) with the direct URL set, as docs/scaling.md configures it; skipped when
+ * /usr/sbin/pgbouncer is missing.
  *
  * Env: BENCH_SECONDS (5 per run), BENCH_CONNECTIONS (20), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432).
  */
@@ -23,6 +26,7 @@ import { callJson, expectStatus, inParallel } from './support/http.js';
 import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, makeTempDir, startServer, type Server } from './support/processes.js';
 import { wholeNumber } from './support/settings.js';
+import { pgbouncerAvailable, startPgBouncer } from '../test/support/pgbouncer.js';
 import { fixed, formatTable, thousands } from './support/table.js';
 
 const log = (line: string) => process.stdout.write(`· ${line}\n`);
@@ -54,6 +58,9 @@ async function main(): Promise<void> {
   };
   const named = await start('named', {});
   const unnamed = await start('unnamed', { PLAINBASE_DATABASE_DIRECT_URL: url });
+  const bouncer = pgbouncerAvailable() ? await startPgBouncer({ poolMode: 'transaction', poolSize: 10, upstream: url }) : null;
+  const pooled = bouncer ? await start('pgbouncer', { PLAINBASE_DATABASE_URL: bouncer.url, PLAINBASE_DATABASE_DIRECT_URL: url }) : null;
+  const servers = pooled ? [named, unnamed, pooled] : [named, unnamed];
   const session = await signInOwner(named.baseUrl);
   const secret = expectStatus(await callJson<{ secret: string }>(named.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['collections:read', 'records:read', 'records:create'] }), 201, 'creating a key').body.secret;
   const key = { authorization: `Bearer ${secret}` };
@@ -61,7 +68,7 @@ async function main(): Promise<void> {
   log(`writing ${RECORDS} records`);
   await inParallel(RECORDS, 16, async (i) => expectStatus(await callJson(named.baseUrl, 'POST', '/v1/collections/items/records', key, { data: { i, group: i % 10 } }), 201, 'a create'));
   const list = `/v1/collections/items/records?limit=50&filter=${encodeURIComponent('data.group = 3')}&sort=-createdAt`;
-  for (const server of [named, unnamed]) {
+  for (const server of servers) {
     expectStatus(await callJson(server.baseUrl, 'GET', '/v1/me', key), 200, `${server.name}: /v1/me`);
     expectStatus(await callJson(server.baseUrl, 'GET', list, key), 200, `${server.name}: the list`);
   }
@@ -73,14 +80,15 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   const summary: string[] = [];
   for (const { name, path } of loads) {
-    const done = { named: { ok: 0, seconds: 0, p99: 0, bad: 0 }, unnamed: { ok: 0, seconds: 0, p99: 0, bad: 0 } };
+    const done: Record<string, { ok: number; seconds: number; p99: number; bad: number }> = {};
+    for (const server of servers) done[server.name] = { ok: 0, seconds: 0, p99: 0, bad: 0 };
     // A short warm-up of each, then two alternating runs: drift on a shared machine hits both.
-    for (const server of [named, unnamed]) await load(`${server.baseUrl}${path}`, key, 1, connections);
+    for (const server of servers) await load(`${server.baseUrl}${path}`, key, 1, connections);
     for (let round = 0; round < 2; round++) {
-      for (const server of [named, unnamed]) {
+      for (const server of servers) {
         log(`${name} on ${server.name}, run ${round + 1}`);
         const result = await load(`${server.baseUrl}${path}`, key, seconds, connections);
-        const figures = done[server.name as 'named' | 'unnamed'];
+        const figures = done[server.name]!;
         figures.ok += result.statusCodeStats['200']?.count ?? 0;
         figures.bad += result.non2xx + result.errors;
         figures.seconds += result.duration; // autocannon gives it in seconds
@@ -88,16 +96,26 @@ async function main(): Promise<void> {
       }
     }
     const rate = (figures: { ok: number; seconds: number }) => figures.ok / figures.seconds;
-    rows.push([name, thousands(rate(done.named)), thousands(rate(done.unnamed)), fixed(rate(done.named) / rate(done.unnamed), 2), `${done.named.p99} / ${done.unnamed.p99}`, String(done.named.bad + done.unnamed.bad)]);
-    summary.push(`${name}: named statements at ${fixed(rate(done.named) / rate(done.unnamed), 2)} × unnamed req/s`);
+    const bouncerRate = done.pgbouncer ? rate(done.pgbouncer) : Number.NaN;
+    rows.push([
+      name,
+      thousands(rate(done.named!)),
+      thousands(rate(done.unnamed!)),
+      fixed(rate(done.named!) / rate(done.unnamed!), 2),
+      done.pgbouncer ? `${thousands(bouncerRate)} (${fixed(bouncerRate / rate(done.named!), 2)})` : 'skipped',
+      servers.map((server) => done[server.name]!.p99).join(' / '),
+      String(servers.reduce((sum, server) => sum + done[server.name]!.bad, 0)),
+    ]);
+    summary.push(`${name}: named statements at ${fixed(rate(done.named!) / rate(done.unnamed!), 2)} × unnamed req/s`);
   }
-  await Promise.all([named.stop(), unnamed.stop()]);
+  await Promise.all(servers.map((server) => server.stop()));
+  await bouncer?.stop();
   const out = [
     '',
     `PostgreSQL ${version}, ${os.cpus().length} cores, ${connections} connections, ${seconds} s × 2 runs per figure, ${RECORDS} records`,
     `load average at end: ${fixed(os.loadavg()[0]!, 1)}`,
     '',
-    formatTable(['load', 'named req/s', 'unnamed req/s', 'named / unnamed', 'p99 ms (named / unnamed)', 'non-2xx'], rows),
+    formatTable(['load', 'named req/s', 'unnamed req/s', 'named / unnamed', 'via PgBouncer req/s (/ named)', `p99 ms (${servers.map((server) => server.name).join(' / ')})`, 'non-2xx'], rows),
     '',
     ...summary,
     '',
