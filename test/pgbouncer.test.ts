@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CountingReceiver } from './support/counting-receiver.js';
 import { pgbouncerAvailable, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
@@ -170,6 +172,21 @@ describe.skipIf(!runs)('PostgreSQL behind PgBouncer in transaction mode [postgre
     expect(failures).toEqual([]);
     expect(bouncer!.log()).not.toMatch(/prepared statement|FATAL/);
   }, 240_000);
+
+  it('plainbase migrate behind the pooler: with the direct URL it finds the database up to date, without it it refuses in one line', async () => {
+    const migrate = (env: Record<string, string>) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [fileURLToPath(new URL('../bin/plainbase.js', import.meta.url)), 'migrate'], { env: { ...process.env, PLAINBASE_DATA_DIR: path.join(dataDir, 'cli'), ...env } }, (error, stdout, stderr) =>
+          resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const migrated = await migrate({ PLAINBASE_DATABASE_URL: bouncer!.url, PLAINBASE_DATABASE_DIRECT_URL: database!.url });
+    expect(migrated).toMatchObject({ code: 0, stdout: 'the database is up to date\n' });
+    const refused = await migrate({ PLAINBASE_DATABASE_URL: bouncer!.url });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^plainbase: PLAINBASE_DATABASE_URL: .*looks like a transaction-mode pooler.*set PLAINBASE_DATABASE_DIRECT_URL/);
+  }, 60_000);
 
   /** The lines a start that failed printed, from startServer's error. */
   const refusal = async (env: Record<string, string>): Promise<string[]> => {
