@@ -186,9 +186,9 @@ async function openPostgres(url: string, directUrl: string | undefined, options:
   });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
-  // The cursor lets a read take its rows a batch at a time (row-stream.ts).
   // LISTEN needs a session of its own, which only a direct connection gives.
   const dialect = postgresDialect(directUrl ?? url, options.wakesOtherWorkers ?? true);
+  // The cursor lets a read take its rows a batch at a time (row-stream.ts).
   const db: Db = new Kysely({ dialect: withPlainbaseDialect(postgresKyselyDialect(pool, await loadCursor()), dialect) });
   enableDirectPostgres(db, dialect, pool, !pooled);
   const openMigrationConnection = async () => {
