@@ -241,10 +241,10 @@ async function readSecret(source: { flag: string; given: string | undefined; fro
 
 async function migrate(config: Config): Promise<void> {
   const { connectStorage } = await import('./db/connect.js');
-  const { migrateToLatest } = await import('./db/migrate.js');
-  const storage = await connectStorage(config.database);
+  const { migrateStorage } = await import('./db/migrate.js');
+  const storage = await connectStorage(config.database, { checkPooler: true });
   try {
-    const applied = await migrateToLatest(storage.db);
+    const applied = await migrateStorage(storage);
     process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'the database is up to date\n');
   } finally {
     await storage.close();
@@ -254,12 +254,12 @@ async function migrate(config: Config): Promise<void> {
 async function createOwnerCommand(config: Config, input: { email: string; password: string; name?: string; workspaceName?: string }): Promise<void> {
   const { connectStorage } = await import('./db/connect.js');
   const { isUniqueViolation } = await import('./db/db-errors.js');
-  const { migrateToLatest } = await import('./db/migrate.js');
+  const { migrateStorage } = await import('./db/migrate.js');
   const { createOwner } = await import('./modules/setup/first-owner.js');
   const { depsFor } = await import('./main.js');
-  const storage = await connectStorage(config.database);
+  const storage = await connectStorage(config.database, { checkPooler: true });
   try {
-    await migrateToLatest(storage.db);
+    await migrateStorage(storage);
     const deps = depsFor(config, storage);
     const { person, workspace } = await createOwner(deps, input);
     process.stdout.write(`created ${person.email} (${person.id}), owner of workspace "${workspace.name}" (${workspace.id})\n`);
@@ -278,15 +278,15 @@ async function createOwnerCommand(config: Config, input: { email: string; passwo
  */
 async function createKeyCommand(config: Config, input: KeyRequest): Promise<void> {
   const { connectStorage } = await import('./db/connect.js');
-  const { migrateToLatest } = await import('./db/migrate.js');
+  const { migrateStorage } = await import('./db/migrate.js');
   const { findPersonByEmail, normaliseEmail } = await import('./modules/people/people.js');
   const { decoyPasswordHash, verifyPassword } = await import('./modules/people/password.js');
   const { listWorkspaces } = await import('./modules/workspaces/workspaces.js');
   const { createKey } = await import('./modules/keys/keys.js');
   const { depsFor } = await import('./main.js');
-  const storage = await connectStorage(config.database);
+  const storage = await connectStorage(config.database, { checkPooler: true });
   try {
-    await migrateToLatest(storage.db);
+    await migrateStorage(storage);
     const deps = depsFor(config, storage);
     const person = await findPersonByEmail(deps.db, normaliseEmail(input.email));
     // The same work and the same answer for an unknown email and a wrong password.

@@ -13,7 +13,7 @@ export interface Config {
   host: string;
   dataDir: string;
   /** A postgres:// URL, or a path to the SQLite file. */
-  database: { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string };
+  database: { engine: 'sqlite'; file: string } | { engine: 'postgres'; url: string; directUrl?: string };
   /** PostgreSQL connections this process may hold at once. */
   databasePoolSize: number;
   publicUrl: string;
@@ -202,6 +202,12 @@ export const VARIABLES = {
     parse: z.string().optional(),
     default: '(SQLite in the data folder)',
     meaning: '`postgres://user:password@host:5432/db` to use PostgreSQL, or `sqlite:/path/to/file.db` for SQLite elsewhere.',
+    secret: true,
+  },
+  DATABASE_DIRECT_URL: {
+    parse: z.string().optional(),
+    default: '(none)',
+    meaning: 'PostgreSQL only: a direct connection (not through a pooler) to the same database, used for migrations and LISTEN. When set, `PLAINBASE_DATABASE_URL` may point at a transaction-mode pooler (PgBouncer, Supavisor, RDS Proxy). See docs/scaling.md.',
     secret: true,
   },
   PUBLIC_URL: {
@@ -533,7 +539,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     port: v.PORT,
     host: v.HOST,
     dataDir,
-    database: parseDatabase(v.DATABASE_URL, dataDir),
+    database: parseDatabase(v.DATABASE_URL, v.DATABASE_DIRECT_URL, dataDir),
     publicUrl: (v.PUBLIC_URL ?? `http://${v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST}:${v.PORT}`).replace(/\/+$/, ''),
     originFromHost: v.PUBLIC_URL === undefined && v.ENV === 'development',
     env: v.ENV,
@@ -636,7 +642,20 @@ export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
   return Object.keys(env).filter((name) => name.startsWith('PLAINBASE_') && !known.has(name) && !NOT_SETTINGS.test(name)).sort();
 }
 
-function parseDatabase(url: string | undefined, dataDir: string): Config['database'] {
+function parseDatabase(url: string | undefined, directUrl: string | undefined, dataDir: string): Config['database'] {
+  const database = parseDatabaseUrl(url, dataDir);
+  if (directUrl === undefined || directUrl === '') return database;
+  if (database.engine !== 'postgres') throw new ConfigError('PLAINBASE_DATABASE_DIRECT_URL', 'is for PostgreSQL only, and PLAINBASE_DATABASE_URL is not a postgres:// URL');
+  if (!/^postgres(ql)?:/i.test(directUrl)) throw new ConfigError('PLAINBASE_DATABASE_DIRECT_URL', 'must start with postgres://');
+  try {
+    new URL(directUrl);
+  } catch {
+    throw new ConfigError('PLAINBASE_DATABASE_DIRECT_URL', `is not a valid URL (got ${redactDatabaseUrl(directUrl)}); expected postgres://user:password@host:5432/database`);
+  }
+  return { ...database, directUrl };
+}
+
+function parseDatabaseUrl(url: string | undefined, dataDir: string): Config['database'] {
   if (url === undefined) return { engine: 'sqlite', file: path.join(dataDir, 'plainbase.db') };
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');

@@ -2,7 +2,7 @@ import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import { redactDatabaseUrl, type Config } from './config.js';
 import { connectStorage, type Storage } from './db/connect.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrateStorage } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { trimMemoryWhenIdle } from './idle-memory.js';
 import { closeSender } from './delivery/guard-options.js';
@@ -32,8 +32,8 @@ export function depsFor(config: Config, storage: Storage): Deps {
  * The caller (the CLI) has validated the configuration and prepared the data folder.
  */
 export async function serve(config: Config): Promise<void> {
-  const storage = await connectStorage(config.database, { poolSize: config.databasePoolSize, wakesOtherWorkers: !config.worker });
-  const applied = await migrateToLatest(storage.db);
+  const storage = await connectStorage(config.database, { poolSize: config.databasePoolSize, wakesOtherWorkers: !config.worker, checkPooler: true });
+  const applied = await migrateStorage(storage);
   const deps = depsFor(config, storage);
   // Every exit from here on goes through destination.exit: a stdout nobody reads cannot hold it.
   const destination = logDestination();

@@ -12,6 +12,7 @@ import { postgresKyselyDialect } from './postgres-driver.js';
 import { CONNECTION_LIFETIME_SECONDS, statementCappedClient } from './prepared-statements.js';
 import { sqliteDialect } from './sqlite-dialect.js';
 import { enableDirectPostgres, enableDirectSqlite } from './direct-query.js';
+import { checkConnectionPaths } from './listen-probe.js';
 import { pingDatabase } from './ping.js';
 import { enableSqliteRowStream } from './row-stream.js';
 import { enableSqliteStatementBudget } from './statement-budget.js';
@@ -23,6 +24,12 @@ export interface Storage {
   dialect: Dialect;
   /** A read-only view of the database as it is now, kept until closed (see Snapshot). */
   openSnapshot(): Promise<Snapshot>;
+  /**
+   * A connection fit for migrations and their lock (migrate.ts, migrateStorage): `db` itself,
+   * except behind a pooler, where it is a one-off connection to PLAINBASE_DATABASE_DIRECT_URL.
+   * Close it when done (closing `db` itself that way is a no-op).
+   */
+  openMigrationConnection(): Promise<{ db: Db; close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -47,6 +54,12 @@ export interface ConnectOptions {
    * NOTIFY costs each writing transaction a queue entry and a lock at commit.
    */
   wakesOtherWorkers?: boolean;
+  /**
+   * PostgreSQL only: check the connection paths before use (listen-probe.ts): a transaction-mode
+   * pooler without a direct URL, or a direct URL that is a pooler or another database, is
+   * refused. For starts (serve, the CLI); tests that open many connections skip it.
+   */
+  checkPooler?: boolean;
 }
 
 /**
@@ -54,7 +67,15 @@ export interface ConnectOptions {
  * variable to fix, because at start that is what the person needs to know.
  */
 export async function connectStorage(database: Config['database'], options: ConnectOptions = {}): Promise<Storage> {
-  const storage = database.engine === 'sqlite' ? await openSqlite(database.file) : await openPostgres(database.url, options);
+  if (database.engine === 'postgres' && options.checkPooler) {
+    try {
+      await checkConnectionPaths(database.url, database.directUrl, { options: schemaOptions(options.schema) });
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError('PLAINBASE_DATABASE_URL', `cannot use the database at ${redactDatabaseUrl(database.url)}: ${(error as Error).message}`);
+    }
+  }
+  const storage = database.engine === 'sqlite' ? await openSqlite(database.file) : await openPostgres(database.url, database.directUrl, options);
   try {
     await pingDatabase(storage);
   } catch (error) {
@@ -100,7 +121,7 @@ async function openSqlite(file: string): Promise<Storage> {
   const dataVersion = connection.prepare('pragma data_version').pluck();
   enableChangeWatch(db, writes, () => dataVersion.get() as number);
   enableSqliteRowStream(db, statements, false, enableSqliteStatementBudget(connection));
-  return { db, dialect: sqliteDialect, openSnapshot: () => openSqliteSnapshot(file), close: () => db.destroy() };
+  return { db, dialect: sqliteDialect, openSnapshot: () => openSqliteSnapshot(file), openMigrationConnection: async () => ({ db, close: async () => undefined }), close: () => db.destroy() };
 }
 
 /**
@@ -131,8 +152,18 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
 const INT8 = 20;
 const JSONB = 3802;
 
-async function openPostgres(url: string, options: ConnectOptions): Promise<Storage> {
+/** A test's schema as startup options (see below); a pooler would refuse them, so tests behind one use a database of their own. */
+const schemaOptions = (schema: string | undefined) => (schema ? `-c search_path=${schema} -c max_parallel_workers_per_gather=0` : undefined);
+
+/**
+ * `directUrl` set means `url` may be a transaction-mode pooler, where consecutive statements of
+ * one pooled client may run on different server sessions: the pool then sends only what needs no
+ * session (no named statements: a name prepared on one server session is unknown on the next, or
+ * already taken there), and LISTEN and migrations go to the direct URL.
+ */
+async function openPostgres(url: string, directUrl: string | undefined, options: ConnectOptions): Promise<Storage> {
   const pg = await loadPg();
+  const pooled = directUrl !== undefined;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -144,7 +175,7 @@ async function openPostgres(url: string, options: ConnectOptions): Promise<Stora
     // A schema of its own is for tests, which make and drop many at once: PostgreSQL 15's parallel
     // workers have been seen failing to find such a schema ("does not exist", in a parallel
     // worker), so those connections plan without them.
-    options: options.schema ? `-c search_path=${options.schema} -c max_parallel_workers_per_gather=0` : undefined,
+    options: schemaOptions(options.schema),
     // Counts come back as int8; they always fit a JS number here. jsonb comes back as its text:
     // most reads only pass record data through to an answer (Dialect.jsonText), and parsing it
     // to write it out again cost each record two passes.
@@ -156,10 +187,17 @@ async function openPostgres(url: string, options: ConnectOptions): Promise<Stora
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   // The cursor lets a read take its rows a batch at a time (row-stream.ts).
-  const dialect = postgresDialect(url, options.wakesOtherWorkers ?? true);
+  // LISTEN needs a session of its own, which only a direct connection gives.
+  const dialect = postgresDialect(directUrl ?? url, options.wakesOtherWorkers ?? true);
   const db: Db = new Kysely({ dialect: withPlainbaseDialect(postgresKyselyDialect(pool, await loadCursor()), dialect) });
-  enableDirectPostgres(db, dialect, pool);
-  return { db, dialect, openSnapshot: () => openPostgresSnapshot(db), close: () => db.destroy() };
+  enableDirectPostgres(db, dialect, pool, !pooled);
+  const openMigrationConnection = async () => {
+    if (!pooled) return { db, close: async () => undefined };
+    // One connection for the run: Kysely's migration lock and the DDL need one session throughout.
+    const direct = await openPostgres(directUrl, undefined, { schema: options.schema, poolSize: 1, wakesOtherWorkers: false });
+    return { db: direct.db, close: () => direct.close() };
+  };
+  return { db, dialect, openSnapshot: () => openPostgresSnapshot(db), openMigrationConnection, close: () => db.destroy() };
 }
 
 /** A repeatable-read, read-only transaction on a pooled connection, held until closed. */

@@ -143,12 +143,18 @@ export function enableDirectSqlite(db: Kysely<any>, dialect: Dialect, connection
   });
 }
 
-/** Called once by connect.ts for the PostgreSQL pool. */
-export function enableDirectPostgres(db: Kysely<any>, dialect: Dialect, pool: pg.Pool): void {
+/**
+ * Called once by connect.ts for the PostgreSQL pool. `named` false (behind a transaction-mode
+ * pooler) sends every statement unnamed: a named one is prepared on the server session that ran
+ * it, and the pooler may run the next call on another session, which does not know the name (or
+ * knows it already, "prepared statement … already exists"). bench/named-statements.ts measures
+ * what names earn on a direct connection, where they stay.
+ */
+export function enableDirectPostgres(db: Kysely<any>, dialect: Dialect, pool: pg.Pool, named = true): void {
   runners.set(db, {
     dialect,
     readNow: () => null,
-    read: (name, text, values) => pool.query({ name, text, values: values as unknown[] }).then(
+    read: (name, text, values) => pool.query(named ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] }).then(
       (result) => result.rows as unknown[],
       (error: unknown) => {
         throw mapDriverError(dialect, error);

@@ -1,5 +1,6 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import { dialectOf } from './dialect.js';
+import type { Storage } from './connect.js';
 import type { Db } from './schema.js';
 import * as foundation from './migrations/0001-foundation.js';
 import * as data from './migrations/0002-data.js';
@@ -58,4 +59,17 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   if (!error) return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
   const failed = results?.find((result) => result.status === 'Error');
   throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message}`);
+}
+
+/**
+ * Migrates through the storage's migration connection: behind a transaction-mode pooler that is a
+ * one-off direct connection (connect.ts), where the migration lock and the DDL keep one session.
+ */
+export async function migrateStorage(storage: Storage): Promise<string[]> {
+  const connection = await storage.openMigrationConnection();
+  try {
+    return await migrateToLatest(connection.db);
+  } finally {
+    await connection.close();
+  }
 }

@@ -8,7 +8,8 @@ const pgUnavailableCodes = /^(08|57P)|^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFO
 
 /**
  * PostgreSQL through pg: a pool of connections, shared with other processes. `url` is for the
- * connection LISTEN needs of its own (listen). `wakesOtherWorkers`: whether writing events sends
+ * connection LISTEN needs of its own (listen): the direct URL where the pool goes through a
+ * transaction-mode pooler (connect.ts), since a pooler's sessions are lent to one transaction at a time. `wakesOtherWorkers`: whether writing events sends
  * a NOTIFY to the delivery workers of other processes (connect.ts, ConnectOptions).
  */
 export function postgresDialect(url: string, wakesOtherWorkers = true): Dialect {
