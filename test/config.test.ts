@@ -93,6 +93,8 @@ describe('loadConfig', () => {
 
   it('takes sqlite: URLs for a database file outside the data folder', () => {
     expect(loadConfig({ PLAINBASE_DATABASE_URL: 'sqlite:/var/lib/pb.db' }).database).toEqual({ engine: 'sqlite', file: '/var/lib/pb.db' });
+    expect(loadConfig({ PLAINBASE_DATABASE_URL: 'postgres://pooler:6432/x', PLAINBASE_DATABASE_DIRECT_URL: 'postgres://db:5432/x' }).database).toEqual({ engine: 'postgres', url: 'postgres://pooler:6432/x', directUrl: 'postgres://db:5432/x' });
+    expect(loadConfig({ PLAINBASE_DATABASE_URL: 'postgres://db:5432/x', PLAINBASE_DATABASE_DIRECT_URL: '' }).database).toEqual({ engine: 'postgres', url: 'postgres://db:5432/x' });
     expect(loadConfig({ PLAINBASE_DATABASE_URL: 'sqlite:relative.db' }).database).toEqual({ engine: 'sqlite', file: path.resolve('relative.db') });
   });
 
@@ -106,6 +108,8 @@ describe('loadConfig', () => {
     ['PLAINBASE_DATABASE_URL', { PLAINBASE_DATABASE_URL: 'mysql://root@db/plainbase' }, /postgres:\/\/ or sqlite:.*"mysql:"/],
     ['PLAINBASE_DATABASE_URL', { PLAINBASE_DATABASE_URL: 'db.example.com' }, /postgres:\/\/ or sqlite:/],
     ['PLAINBASE_DATABASE_URL', { PLAINBASE_DATABASE_URL: 'sqlite:' }, /names no file/],
+    ['PLAINBASE_DATABASE_DIRECT_URL', { PLAINBASE_DATABASE_DIRECT_URL: 'postgres://db.internal/x' }, /PostgreSQL only/],
+    ['PLAINBASE_DATABASE_DIRECT_URL', { PLAINBASE_DATABASE_URL: 'postgres://pooler/x', PLAINBASE_DATABASE_DIRECT_URL: 'mysql://db/x' }, /must start with postgres:\/\//],
     ['PLAINBASE_PUBLIC_URL', { PLAINBASE_PUBLIC_URL: 'data.example.com' }, /http:\/\/ or https:\/\//],
     ['PLAINBASE_PUBLIC_URL', { PLAINBASE_PUBLIC_URL: 'ftp://data.example.com' }, /http:\/\/ or https:\/\//],
     ['PLAINBASE_PUBLIC_URL', { PLAINBASE_PUBLIC_URL: 'https://data.example.com/?x=1' }, /http:\/\/ or https:\/\//],
@@ -140,6 +144,7 @@ describe('loadConfig', () => {
     expect(configError({ PLAINBASE_OWNER_EMAIL: 'o@example.com', PLAINBASE_OWNER_PASSWORD: 'hunter2' }).message).not.toContain('hunter2');
     expect(configError({ PLAINBASE_KEY_PEPPER: 'tooshortpepper' }).message).not.toContain('tooshortpepper');
     expect(configError({ PLAINBASE_DATABASE_URL: 'mysql://root:s3cretpw@db/x' }).message).not.toContain('s3cretpw');
+    expect(configError({ PLAINBASE_DATABASE_URL: 'postgres://pooler/x', PLAINBASE_DATABASE_DIRECT_URL: 'postgres://app:s3cretpw@[db/x' }).message).not.toContain('s3cretpw');
     const redis = configError({ PLAINBASE_REDIS_URL: 'http://:r3dispw@cache:6379' });
     expect(redis.message).toMatch(/PLAINBASE_REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/);
     expect(redis.message).not.toContain('r3dispw');
