@@ -107,6 +107,8 @@ async function importSpooled(deps: Deps, context: CollectionContext, idOrName: s
           if (report.rejected.length < MAX_REPORTED_REJECTIONS) report.rejected.push({ line: accepted.line, error: accepted.error });
           continue;
         }
+        // Counted as rows are accepted: the rest of the body is not read, and the rollback keeps nothing.
+        if (batch.count() >= deps.config.importMaxRecords) throw importTooManyRecords(deps.config.importMaxRecords);
         if (batch.add(accepted)) await batch.flush();
       }
       await batch.flush();
@@ -149,6 +151,10 @@ async function parseBody(executor: Executor, collection: CollectionsTable, input
     }
   }
 }
+
+/** The answer to an import of more records than PLAINBASE_IMPORT_MAX_RECORDS. */
+export const importTooManyRecords = (limit: number): AppError =>
+  new AppError('PAYLOAD_TOO_LARGE', `The import has more than ${limit} records (PLAINBASE_IMPORT_MAX_RECORDS); nothing was imported.`, { limitRecords: limit });
 
 /**
  * The body, whole, in a file under the data folder (bounded by PLAINBASE_IMPORT_LIMIT as it
@@ -253,6 +259,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
   let pending: AcceptedRow[] = [];
   let pendingChars = 0;
   let written = 0;
+  let accepted = 0;
   let inFlight: Promise<void> = Promise.resolve();
   const dialect = dialectOf(executor);
   const at = now.toISOString();
@@ -287,6 +294,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
   return {
     /** Adds a row; true when the batch is full and should be flushed. */
     add(row: AcceptedRow): boolean {
+      accepted += 1;
       pending.push(row);
       pendingChars += row.json.length;
       return pending.length >= BATCH_ROWS || pendingChars >= BATCH_CHARS;
@@ -307,5 +315,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
     },
     settled: () => inFlight,
     written: () => written,
+    /** Rows accepted so far, written or not. */
+    count: () => accepted,
   };
 }
