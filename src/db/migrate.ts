@@ -13,6 +13,7 @@ import * as eventSequence from './migrations/0010-event-sequence.js';
 import * as postgresIndexKeys from './migrations/0011-postgres-index-keys.js';
 import * as postgresPendingEvents from './migrations/0012-postgres-pending-events.js';
 import * as sessionActivity from './migrations/0013-session-activity.js';
+import * as fairFanOut from './migrations/0014-fair-fan-out.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0011-postgres-index-keys': postgresIndexKeys,
   '0012-postgres-pending-events': postgresPendingEvents,
   '0013-session-activity': sessionActivity,
+  '0014-fair-fan-out': fairFanOut,
 };
 
 
