@@ -52,6 +52,10 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
   sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
   refreshStatistics: (table) => sql`analyze ${sql.table(table)}`,
+  indexedBy: () => sql``,
+  // Transaction-scoped (SET LOCAL): nothing is left on the connection, behind a pooler too.
+  preferIndexOrder: sql`set local enable_sort = off`,
+  allowSorts: sql`set local enable_sort = on`,
   supportsSkipLocked: true,
   supportsRowLocks: true,
   groupsCommits: false,

@@ -37,6 +37,9 @@ export const sqliteDialect: Dialect = {
   sequencingLock: null,
   // SQLite's planner does not estimate from sampled statistics this way: its plans held (bench:events).
   refreshStatistics: null,
+  indexedBy: (index) => sql`indexed by ${sql.id(index)}`,
+  preferIndexOrder: null,
+  allowSorts: null,
   // Nobody else writes this database: there is nothing to hear.
   listen: () => () => undefined,
   supportsSkipLocked: false,
