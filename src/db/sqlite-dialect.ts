@@ -23,6 +23,7 @@ export const sqliteDialect: Dialect = {
   unreadableJson: sql<SqlBool>`json_valid(${sql.ref('data')}) = 0`,
   isStatementTimeout: (error) => driverError(error) instanceof SqliteBudgetSpent,
   statementTimeout: null,
+  beginWithStatementTimeout: null,
   // One row in 64 on average calls the budget's clock (statement-budget.ts says why).
   statementBudgetCheck: sql<SqlBool>`((random() & 63) <> 0 or ${sql.raw(SQLITE_BUDGET_FUNCTION)}())`,
   currentSchema: async () => undefined,
