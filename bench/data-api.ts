@@ -10,8 +10,12 @@
  * 2. Plainbase (`node bin/plainbase.js serve`) starts in a fresh data dir or a
  *    fresh PostgreSQL database: sign in, create a collection and an index on data.status, import
  *    BENCH_RECORDS records as one streamed NDJSON body (timed), create the records "get" reads.
+ *    The loads start right after the import: no pause, no ANALYZE (tables that have just grown).
  * 3. Create, get and list at each connection count, the baseline first and Plainbase right
  *    after, so both see the machine in the same state; each run has a discarded warm-up.
+ * 4. PostgreSQL only, unless BENCH_POOLER=0 or Debian's pgbouncer is missing: steps 2-3 again
+ *    with Plainbase behind a PgBouncer in transaction mode (10 server connections, the
+ *    baseline's pool size) and PLAINBASE_DATABASE_DIRECT_URL set, as 1 and as 2 API processes.
  * The load comes from autocannon in this process, separate from both servers. Server memory is
  * sampled from /proc/<pid>/status every 200 ms; server CPU time from /proc/<pid>/stat.
  *
@@ -21,6 +25,7 @@
  * Plainbase servers run with --cpu-prof and write their profiles there, with phases.json for
  * bench/support/profile-summary.ts), BENCH_LOG_LEVEL (info, the product's default).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,12 +33,13 @@ import Database from 'better-sqlite3';
 import { benchPostgresUrl, createDatabase, postgresVersion } from './support/databases.js';
 import { callJson, expectStatus, inParallel, streamUpload } from './support/http.js';
 import { measure, type LoadResult } from './support/load.js';
-import { loadAverage, MemorySampler, readCpuSeconds, waitUntilIdle, type MemoryReport } from './support/memory.js';
+import { loadAverage, MemorySampler, readCpuSeconds, type MemoryReport } from './support/memory.js';
 import { OWNER_ENV, signInOwner } from './support/owner.js';
 import { cleanUpOnSignals, cleanupAll, freePort, isInterrupted, makeTempDir, startServer, type Server } from './support/processes.js';
 import { createBody, LIST_STATUS, ndjsonChunks } from './support/records.js';
 import { fixed, formatTable, thousands } from './support/table.js';
 import { benchEngines, benchLogLevel, wholeNumber } from './support/settings.js';
+import { PGBOUNCER, startPgBouncer } from '../test/support/pgbouncer.js';
 
 // ---------------------------------------------------------------------------------------------
 // Settings and targets
@@ -55,9 +61,19 @@ function readSettings() {
     engines: engines as Engine[],
     pgUrl: benchPostgresUrl(),
     cpuProfileDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null,
+    pooler: process.env.BENCH_POOLER !== '0' && pgbouncerInstalled(),
   };
 }
 type Settings = ReturnType<typeof readSettings>;
+
+/** Server connections PgBouncer keeps to PostgreSQL: the baseline's pool size (BASELINE_POOL's default). */
+const POOLER_SERVER_CONNECTIONS = 10;
+
+function pgbouncerInstalled(): boolean {
+  if (spawnSync(PGBOUNCER, ['--version']).status === 0) return true;
+  process.stdout.write(`· ${PGBOUNCER} is not installed (apt-get install -y pgbouncer): no runs through PgBouncer\n`);
+  return false;
+}
 
 /** The targets: request ratios to the bare baseline of the same engine, and the rest. */
 const TARGET = {
@@ -75,7 +91,8 @@ const TARGET = {
 // Servers under load
 
 interface Target {
-  url: string;
+  /** One server's origin, or several servers' (the connections are spread over them). */
+  url: string | string[];
   headers: Record<string, string>;
   createPath: string;
   getPath: (id: string) => string;
@@ -88,6 +105,8 @@ interface Target {
 interface Prepared {
   label: string;
   server: Server;
+  /** Every process serving the target (server's first): their CPU time together is reported. */
+  pids: number[];
   sampler: MemorySampler;
   target: Target;
   /** Records created through the API before the loads: "get" asks for random ones of these. */
@@ -131,7 +150,7 @@ async function loadOnce(prepared: Prepared, scenario: Scenario, connections: num
   if (scenario === 'list' && target.listPath === null) return { scenario, connections, load: null, skipped: target.listSkipped };
   sampler.setPhase(`${scenario}@${connections}`);
   const from = Date.now() - prepared.server.startedAt;
-  const base = { url: target.url, connections, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, serverPid: prepared.server.pid };
+  const base = { url: target.url, connections, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, serverPid: prepared.pids };
   const load =
     scenario === 'create'
       ? await measure({ ...base, method: 'POST', headers: { ...target.headers, 'content-type': 'application/json' }, path: target.createPath, body: createBody })
@@ -157,10 +176,12 @@ async function interleave(baseline: Prepared, plainbase: Prepared, settings: Set
   return result;
 }
 
+const firstUrl = (target: Target): string => [target.url].flat()[0]!;
+
 /** Creates `count` records through the API and returns their ids (the pool "get" draws from). */
 async function createIds(target: Target, count: number): Promise<string[]> {
   return inParallel(count, 8, async () => {
-    const reply = await callJson(target.url, 'POST', target.createPath, target.headers, JSON.parse(createBody));
+    const reply = await callJson(firstUrl(target), 'POST', target.createPath, target.headers, JSON.parse(createBody));
     expectStatus(reply, 201, 'creating a record for the get pool');
     return (reply.body as { id: string }).id;
   });
@@ -168,7 +189,7 @@ async function createIds(target: Target, count: number): Promise<string[]> {
 
 /** One list call before the load: it must answer 50 records, all with the filtered status. */
 async function checkList(target: Target): Promise<string | null> {
-  const reply = await callJson(target.url, 'GET', target.listPath!, target.headers);
+  const reply = await callJson(firstUrl(target), 'GET', target.listPath!, target.headers);
   const rows = (reply.body as { data?: { data: { status?: string } }[] })?.data;
   if (reply.status !== 200 || !Array.isArray(rows)) return `list answered ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
   if (rows.length !== 50) return `list answered ${rows.length} records, not 50`;
@@ -218,7 +239,7 @@ async function prepareBaseline(settings: Settings, engine: Engine): Promise<Prep
   }
   sampler.setPhase('get pool');
   const ids = await createIds(target, settings.getIds);
-  return { label: `baseline (${engine})`, server, sampler, target, ids, notes, seedSeconds: info.body.seedSeconds };
+  return { label: `baseline (${engine})`, server, pids: [server.pid], sampler, target, ids, notes, seedSeconds: info.body.seedSeconds };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,8 +282,25 @@ async function credentialFor(server: Server, routes: Set<string>, session: Recor
   return bearer;
 }
 
-async function preparePlainbase(engine: Engine, settings: Settings): Promise<Prepared & { importRun: ImportRun }> {
-  const label = engine === 'sqlite' ? 'Plainbase on SQLite' : 'Plainbase on PostgreSQL';
+/**
+ * How Plainbase is run: on its own connection to the database, or through a PgBouncer in
+ * transaction mode (the pooler managed PostgreSQL puts in front) with the direct URL beside it,
+ * as one process or two (the second with PLAINBASE_WORKER=off, the load spread over both).
+ */
+interface Variant {
+  pooled: boolean;
+  processes: 1 | 2;
+}
+const DIRECT: Variant = { pooled: false, processes: 1 };
+
+function labelOf(engine: Engine, variant: Variant): string {
+  if (engine === 'sqlite') return 'Plainbase on SQLite';
+  if (!variant.pooled) return 'Plainbase on PostgreSQL';
+  return `Plainbase on PostgreSQL through PgBouncer (${variant.processes === 1 ? '1 process' : '2 processes'})`;
+}
+
+async function preparePlainbase(engine: Engine, settings: Settings, variant: Variant): Promise<Prepared & { importRun: ImportRun; stop(): Promise<void> }> {
+  const label = labelOf(engine, variant);
   const dir = makeTempDir(`plainbase-bench-${engine}-`);
   const port = await freePort();
   const env: Record<string, string> = {
@@ -275,19 +313,44 @@ async function preparePlainbase(engine: Engine, settings: Settings): Promise<Pre
     ...OWNER_ENV,
     // Empty means "not set" to Plainbase: SQLite in the data dir, whatever the caller's env says.
     PLAINBASE_DATABASE_URL: '',
+    PLAINBASE_DATABASE_DIRECT_URL: '',
   };
-  if (engine === 'postgres') env.PLAINBASE_DATABASE_URL = await createDatabase(settings.pgUrl, 'data');
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step();
+  };
+  if (engine === 'postgres') {
+    const url = await createDatabase(settings.pgUrl, 'data');
+    env.PLAINBASE_DATABASE_URL = url;
+    if (variant.pooled) {
+      // As many server connections as the baseline's pool: the processes share them.
+      const bouncer = await startPgBouncer({ poolMode: 'transaction', poolSize: POOLER_SERVER_CONNECTIONS, upstream: url });
+      stops.push(() => bouncer.stop());
+      env.PLAINBASE_DATABASE_URL = bouncer.url;
+      env.PLAINBASE_DATABASE_DIRECT_URL = url;
+    }
+  }
   // One profile per thread (the main thread's is the large one; tsx's loader runs in another).
-  const profile = settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(settings.cpuProfileDir, engine)}`] : [];
+  const profile = settings.cpuProfileDir && !variant.pooled ? ['--cpu-prof', `--cpu-prof-dir=${path.join(settings.cpuProfileDir, engine)}`] : [];
 
   log(`${label}: starting`);
-  const server = await startServer({ name: `Plainbase (${engine})`, args: [...profile, 'bin/plainbase.js', 'serve'], env, port, readyPath: '/readyz' });
-  const sampler = new MemorySampler(server.pid).start();
   try {
-    return { label, server, sampler, ...(await setUpPlainbase(server, sampler, label, settings)) };
+    const server = await startServer({ name: label, args: [...profile, 'bin/plainbase.js', 'serve'], env, port, readyPath: '/readyz' });
+    stops.push(() => server.stop());
+    const servers = [server];
+    if (variant.processes === 2) {
+      const secondPort = await freePort();
+      const second = await startServer({ name: `${label}, second process`, args: ['bin/plainbase.js', 'serve'], env: { ...env, PLAINBASE_PORT: String(secondPort), PLAINBASE_WORKER: 'off' }, port: secondPort, readyPath: '/readyz' });
+      stops.push(() => second.stop());
+      servers.push(second);
+    }
+    const sampler = new MemorySampler(server.pid).start();
+    stops.push(async () => void sampler.stop());
+    const ready = await setUpPlainbase(server, sampler, label, settings);
+    if (servers.length > 1) ready.target.url = servers.map((one) => one.baseUrl);
+    return { label, server, pids: servers.map((one) => one.pid), sampler, stop, ...ready };
   } catch (error) {
-    sampler.stop();
-    await server.stop();
+    await stop();
     throw error;
   }
 }
@@ -322,16 +385,8 @@ async function setUpPlainbase(server: Server, sampler: MemorySampler, label: str
     importRun = { records: settings.records, seconds: upload.seconds, status: upload.status, body: upload.body, window: { from, to: Date.now() - server.startedAt } };
     log(`  HTTP ${upload.status} in ${fixed(upload.seconds, 1)} s (${thousands(settings.records / upload.seconds)} records/s, server CPU ${fixed(cpu, 1)} s, load ${fixed(loadAverage(), 1)}): ${upload.body.slice(0, 300)}`);
     if (upload.status < 200 || upload.status > 299) notes.push(`import answered ${upload.status}: ${upload.body.slice(0, 300)}`);
-    // An import leaves work behind: the webhook worker fans out its events (one per record)
-    // after the import has answered. The loads measure the steady state, so they start once the
-    // server is idle again; how long that took is reported, as part of what the import cost.
-    sampler.setPhase('after import');
-    const settled = await waitUntilIdle(server.pid);
-    if (settled) {
-      const line = `after the import answered, the server stayed busy ${fixed(settled.seconds, 1)} s more (server CPU ${fixed(settled.cpuSeconds, 1)} s: webhook outbox fan-out of its events)${settled.timedOut ? ', still busy when the wait timed out' : ''}`;
-      log(`  ${line}`);
-      notes.push(line);
-    }
+    // No pause and no ANALYZE after it: the loads start at once, on tables that have just grown,
+    // while the worker still fans out the import's events, as a growing service meets them.
   } else {
     importRun = { skipped: 'this build has no POST /v1/collections/{col}/import' };
   }
@@ -363,11 +418,11 @@ async function setUpPlainbase(server: Server, sampler: MemorySampler, label: str
   return { target, ids, notes, importRun };
 }
 
-async function benchEngine(engine: Engine, baseline: Prepared, settings: Settings): Promise<EngineRun> {
-  const plainbase = await preparePlainbase(engine, settings);
+async function benchEngine(engine: Engine, baseline: Prepared, settings: Settings, variant: Variant): Promise<EngineRun> {
+  const plainbase = await preparePlainbase(engine, settings, variant);
   try {
     const measured = await interleave(baseline, plainbase, settings);
-    if (settings.cpuProfileDir) {
+    if (settings.cpuProfileDir && !variant.pooled) {
       // For bench/support/profile-summary.ts: which part of the profile each run is.
       const phases = [
         ...('window' in plainbase.importRun ? [{ phase: 'import', ...plainbase.importRun.window }] : []),
@@ -386,9 +441,18 @@ async function benchEngine(engine: Engine, baseline: Prepared, settings: Setting
       notes: plainbase.notes,
     };
   } finally {
-    plainbase.sampler.stop();
-    await plainbase.server.stop();
+    await plainbase.stop();
   }
+}
+
+/**
+ * SQLite runs as one process on its file. PostgreSQL runs on its own connection, then (unless
+ * BENCH_POOLER=0, or without Debian's pgbouncer) through PgBouncer in transaction mode as one
+ * process and as two.
+ */
+function variantsOf(engine: Engine, settings: Settings): Variant[] {
+  if (engine === 'sqlite' || !settings.pooler) return [DIRECT];
+  return [DIRECT, { pooled: true, processes: 1 }, { pooled: true, processes: 2 }];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -511,8 +575,16 @@ async function main(): Promise<void> {
     try {
       const baseline = await prepareBaseline(settings, engine);
       try {
-        const run = await benchEngine(engine, baseline, settings);
-        runs.push({ run, baseline: { seedSeconds: baseline.seedSeconds, memory: baseline.sampler.stop(), notes: baseline.notes } });
+        for (const variant of variantsOf(engine, settings)) {
+          if (isInterrupted()) break;
+          try {
+            const run = await benchEngine(engine, baseline, settings, variant);
+            runs.push({ run, baseline: { seedSeconds: baseline.seedSeconds, memory: baseline.sampler.report(), notes: baseline.notes } });
+          } catch (error) {
+            failures.push(`${labelOf(engine, variant)}: ${(error as Error).message}`);
+            log(`${labelOf(engine, variant)}: FAILED: ${(error as Error).message}`);
+          }
+        }
       } finally {
         baseline.sampler.stop();
         await baseline.server.stop();
@@ -530,8 +602,9 @@ async function main(): Promise<void> {
   out.push('CPU ratio = base CPU ms/req over CPU ms/req (the ratio to expect when both servers are CPU-bound; less sensitive to other load); load = 1-min load average.');
 
   const summary: string[] = [];
+  const baselinesShown = new Set<Engine>();
   for (const { run, baseline } of runs) {
-    out.push(
+    if (!baselinesShown.has(run.engine)) out.push(
       '',
       run.engine === 'sqlite'
         ? '## Baseline: bare Fastify + better-sqlite3 (WAL, synchronous=NORMAL, one insert per request, no auth)'
@@ -539,6 +612,7 @@ async function main(): Promise<void> {
       `seeded ${thousands(settings.records)} records without HTTP in ${fixed(baseline.seedSeconds, 1)} s (reference only); server memory: peak VmHWM ${fixed(baseline.memory.peakHwmMb, 0)} MB`,
       ...baseline.notes.map((note) => `note: ${note}`),
     );
+    baselinesShown.add(run.engine);
     const { text, checks } = engineReport(run);
     out.push('', `## ${run.label} (ratios to the ${run.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'} baseline above)`, text);
     const missed = checks.filter((check) => !check.pass);

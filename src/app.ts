@@ -136,6 +136,8 @@ function loggerOptions(deps: Deps) {
   };
 }
 
+const routeErrorHandler = errorHandler();
+
 const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 /** Every route must declare its access; error answers are documented on every route. */
@@ -153,6 +155,8 @@ function declareRoute(app: App, route: RouteOptions): void {
   if (String(route.url).startsWith('/v1/') && !route.schema?.querystring) route.schema = { ...route.schema, querystring: NO_QUERY };
   if (route.schema) route.schema = documentRoute(route.schema, operation, route.config.access);
   const { access } = route.config;
+  // Also on the route, so that an error raised while an error answer is sent comes back to it (error-handler.ts).
+  route.errorHandler ??= routeErrorHandler;
   if (access.kind === 'workspace' && access.checksKeyInStatement) route.onSend = [route.onSend ?? []].flat().concat(settleKeyGuess);
   for (const method of [route.method].flat()) {
     if (method === 'HEAD') continue;

@@ -28,6 +28,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Largest body of POST …/import, in bytes (streamed, so it may be far above bodyLimitBytes). */
   importLimitBytes: number;
+  /** Most records one import may bring in (PLAINBASE_IMPORT_MAX_RECORDS). */
+  importMaxRecords: number;
   /** Largest page of a list in bytes: a page ends early, with a nextCursor, rather than pass it. */
   pageBytes: number;
   rateLimitPerKey: number;
@@ -239,6 +241,11 @@ export const VARIABLES = {
     parse: wholeNumber(1024, 1024 ** 4).default(1024 ** 3),
     default: '1073741824',
     meaning: 'Largest body of an import (`POST /v1/collections/{col}/import`), in bytes; imports are streamed.',
+  },
+  IMPORT_MAX_RECORDS: {
+    parse: wholeNumber(1, 1_000_000_000).default(1_000_000),
+    default: '1000000',
+    meaning: 'Most records one import may bring in; an import with more answers 413 and keeps nothing. Every record is an event in the outbox until the webhook worker has fanned it out, so this bounds the backlog one request can make.',
   },
   PAGE_BYTES: {
     parse: wholeNumber(64 * 1024, 1024 ** 3).default(16 * 1024 * 1024),
@@ -547,6 +554,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     worker: v.WORKER,
     bodyLimitBytes: v.BODY_LIMIT,
     importLimitBytes: v.IMPORT_LIMIT,
+    importMaxRecords: v.IMPORT_MAX_RECORDS,
     pageBytes: v.PAGE_BYTES,
     databasePoolSize: v.DATABASE_POOL_SIZE,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,

@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 
 /** Type prefixes of docs/design.md §2; the rest of an id is a lower-case ULID, so ids sort by creation time. */
 export type IdPrefix =
-  | 'ws' | 'per' | 'col' | 'rec' | 'sch' | 'fil' | 'key' | 'sa' | 'wh' | 'evt' | 'dlv' | 'att' | 'aud' | 'inv' | 'ses' | 'req';
+  | 'ws' | 'per' | 'col' | 'rec' | 'sch' | 'fil' | 'key' | 'sa' | 'wh' | 'evt' | 'dlv' | 'att' | 'aud' | 'inv' | 'ses' | 'req' | 'imp';
 
 /** Crockford's base32, lower-case: the ULID alphabet as our ids spell it. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -174,10 +174,32 @@ describeEachEngine('migrations', (engine) => {
     expect((await migrator.migrateTo('0011-postgres-index-keys')).error).toBeUndefined();
     const before = await eventIndexes();
     expect(before).not.toContain('events_unfanned');
-    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    expect((await migrator.migrateTo('0012-postgres-pending-events')).error).toBeUndefined();
     expect(await eventIndexes()).toEqual(engine === 'postgres' ? [...before, 'events_unfanned'].sort() : before);
     expect((await migrator.migrateTo('0011-postgres-index-keys')).error).toBeUndefined();
     expect(await eventIndexes()).toEqual(before);
+  });
+
+  it('0014 replaces the single queue of pending events with per-workspace and per-import indexes, and takes them away again', async () => {
+    storage = await freshStorage(engine);
+    const { db } = storage;
+    const migrator = await migratorFor(db);
+    const indexes = async (table: string): Promise<string[]> => {
+      const { rows } = engine === 'postgres'
+        ? await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = ${table} order by indexname`.execute(db)
+        : await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null order by name`.execute(db);
+      return rows.map((row) => row.name);
+    };
+    expect((await migrator.migrateTo('0013-session-activity')).error).toBeUndefined();
+    const events = await indexes('events');
+    const deliveries = await indexes('deliveries');
+    expect((await migrator.migrateTo('0014-fair-fan-out')).error).toBeUndefined();
+    const unfanned = engine === 'postgres' ? ['events_unfanned'] : [];
+    expect(await indexes('events')).toEqual([...events.filter((name) => !unfanned.includes(name)), 'events_imported', 'events_waiting'].sort());
+    expect(await indexes('deliveries')).toEqual([...deliveries, 'deliveries_pending'].sort());
+    expect((await migrator.migrateTo('0013-session-activity')).error).toBeUndefined();
+    expect(await indexes('events')).toEqual(events);
+    expect(await indexes('deliveries')).toEqual(deliveries);
   });
 });
 

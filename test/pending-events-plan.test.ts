@@ -1,68 +1,101 @@
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type Transaction } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.js';
-import type { EventsTable } from '../src/db/schema.js';
-import { pendingEvents } from '../src/modules/webhooks/delivery-queue.js';
+import type { Database } from '../src/db/schema.js';
+import { laneEvents, workspacesWaiting } from '../src/modules/webhooks/fair-fan-out.js';
 import { describeEachEngine, freshStorage } from './support/harness.js';
 
 /**
- * The worker's "next events to fan out" after a large import: the table's statistics were taken
- * when every event had been fanned out, then many pending ones arrived (an import writes its
- * events in one transaction). The query must read the oldest few in id order from an index,
- * never all pending events sorted (on PostgreSQL that was 0.28 s a batch with 1,000,000
- * pending, for every batch of the fan-out). One workspace is enough: the query spans them all.
+ * The fair fan-out's statements (webhooks/fair-fan-out.ts) after a large import: the statistics
+ * were taken when every event had been fanned out, then a workspace got a backlog. Finding the
+ * workspaces with waiting events probes events_waiting once per workspace (never walking a
+ * backlog's entries), and a lane's share is read in id order from its index, never all of a
+ * workspace's waiting events sorted. An import's events, committed or not, are not in
+ * events_waiting at all: they are read through events_imported.
  */
-describeEachEngine('pending events, the fan-out query', (engine) => {
+describeEachEngine('waiting events, the fair fan-out queries', (engine) => {
   let storage: Awaited<ReturnType<typeof freshStorage>>;
   afterEach(async () => {
     await storage?.close();
   });
 
-  const event = (i: number, fannedOut: boolean): EventsTable => ({
+  const event = (i: number, workspace: string, fannedOut: boolean, importId: string | null = null) => ({
     id: `evt_${String(i).padStart(26, '0')}`,
-    workspace_id: 'ws_1',
+    workspace_id: workspace,
     collection_id: 'col_1',
     type: 'record.created',
     created_at: '2026-11-26T00:00:00.000Z',
     fanned_out_at: fannedOut ? '2026-11-26T00:00:01.000Z' : null,
     data: '{}',
     seq: fannedOut ? i + 1 : null,
+    import_id: importId,
   });
 
-  async function insertEvents(from: number, to: number, fannedOut: boolean): Promise<void> {
+  async function insertEvents(from: number, to: number, workspace: string, fannedOut: boolean, importId: string | null = null): Promise<void> {
     for (let start = from; start < to; start += 500) {
-      const rows = Array.from({ length: Math.min(500, to - start) }, (_, k) => event(start + k, fannedOut));
+      const rows = Array.from({ length: Math.min(500, to - start) }, (_, k) => event(start + k, workspace, fannedOut, importId));
       await storage.db.insertInto('events').values(rows).execute();
     }
   }
 
-  it('reads the oldest pending events through an index, in order, without sorting them all', async () => {
+  async function planOf(trx: Transaction<Database>, text: string, parameters: readonly unknown[]): Promise<string> {
+    if (engine === 'sqlite') {
+      const { rows } = await trx.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
+      return rows.map((row) => row.detail).join('\n');
+    }
+    const { rows } = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
+    return JSON.stringify(rows[0]!['QUERY PLAN']);
+  }
+
+  it('finds waiting workspaces by index probes and reads each lane in order, without sorting', async () => {
     storage = await freshStorage(engine);
     await migrateToLatest(storage.db);
     const { db, dialect } = storage;
-    await insertEvents(0, 2_000, true);
-    // As the worker would after a big batch (PostgreSQL); SQLite's planner keeps no such figures here.
+    await insertEvents(0, 2_000, 'ws_a', true);
     await dialect.refreshStatistics?.('events').execute(db);
-    await insertEvents(2_000, 22_000, false);
+    // A's backlog of ordinary events, a committed import's events, and B's one new event.
+    await insertEvents(2_000, 22_000, 'ws_a', false);
+    await insertEvents(22_000, 32_000, 'ws_a', false, 'imp_1');
+    await insertEvents(40_000, 40_001, 'ws_b', false);
 
-    const query = pendingEvents(db, dialect, 500);
-    const rows = await query.execute();
-    expect(rows.map((row) => row.id)).toEqual(Array.from({ length: 500 }, (_, k) => event(2_000 + k, false).id));
+    await db.transaction().execute(async (trx) => {
+      // As the round does before reading lanes (fair-fan-out.ts takeWaitingEvents).
+      if (dialect.preferIndexOrder) await dialect.preferIndexOrder.execute(trx);
+      const { rows } = await workspacesWaiting(dialect, '', 64).execute(trx);
+      expect(rows.map((row) => row.workspace_id)).toEqual(['ws_a', 'ws_b']);
+      const afterA = await workspacesWaiting(dialect, 'ws_a', 64).execute(trx);
+      expect(afterA.rows.map((row) => row.workspace_id)).toEqual(['ws_b']);
 
-    const { sql: text, parameters } = query.compile();
-    if (engine === 'sqlite') {
-      const { rows: plan } = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
-      const details = plan.map((row) => row.detail).join('\n');
-      expect(details).toMatch(/USING (COVERING )?INDEX events_pending/);
-      expect(details).not.toContain('USE TEMP B-TREE');
-    } else {
-      // In a transaction, as the worker runs it (FOR UPDATE SKIP LOCKED).
-      const plan = await db.transaction().execute(async (trx) => {
-        const { rows: explained } = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
-        return JSON.stringify(explained[0]!['QUERY PLAN']);
-      });
-      expect(plan).toContain('"Index Name":"events_unfanned"');
-      expect(plan).not.toMatch(/"Node Type":"(Incremental )?Sort"/);
-    }
+      const b = await laneEvents(trx, dialect, { workspaceId: 'ws_b', importId: null }, 64).execute();
+      expect(b.map((row) => row.id)).toEqual([event(40_000, 'ws_b', false).id]);
+      const a = await laneEvents(trx, dialect, { workspaceId: 'ws_a', importId: null }, 64).execute();
+      expect(a.map((row) => row.id)).toEqual(Array.from({ length: 64 }, (_, k) => event(2_000 + k, 'ws_a', false).id));
+      const imported = await laneEvents(trx, dialect, { workspaceId: 'ws_a', importId: 'imp_1' }, 64).execute();
+      expect(imported.map((row) => row.id)).toEqual(Array.from({ length: 64 }, (_, k) => event(22_000 + k, 'ws_a', false).id));
+
+      // The loose scan: an index probe per workspace, no scan of the table or of a backlog.
+      const scan = workspacesWaiting(dialect, '', 64).compile(trx);
+      const scanPlan = await planOf(trx, scan.sql, scan.parameters);
+      if (engine === 'sqlite') {
+        expect(scanPlan).toMatch(/SEARCH events USING (COVERING )?INDEX events_waiting \(workspace_id>\?\)/);
+        expect(scanPlan).not.toMatch(/SCAN events/);
+      } else {
+        expect(scanPlan).toContain('"Index Name":"events_waiting"');
+        expect(scanPlan).not.toContain('"Seq Scan"');
+        expect(scanPlan).not.toContain('Bitmap');
+      }
+      for (const lane of [{ workspaceId: 'ws_a', importId: null }, { workspaceId: 'ws_a', importId: 'imp_1' }]) {
+        const { sql: text, parameters } = laneEvents(trx, dialect, lane, 64).compile();
+        const plan = await planOf(trx, text, parameters);
+        const index = lane.importId === null ? 'events_waiting' : 'events_imported';
+        if (engine === 'sqlite') {
+          expect(plan).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}`));
+          expect(plan).not.toContain('USE TEMP B-TREE');
+        } else {
+          expect(plan).toContain(`"Index Name":"${index}"`);
+          expect(plan).not.toMatch(/"Node Type":"(Incremental )?Sort"/);
+        }
+      }
+    });
   });
 });

@@ -14,7 +14,7 @@ declare module 'autocannon' {
   }
 
   export interface Options {
-    url: string;
+    url: string | string[];
     connections?: number;
     duration?: number;
     timeout?: number;

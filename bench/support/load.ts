@@ -2,8 +2,8 @@ import autocannon, { type Options, type RequestSpec, type Result } from 'autocan
 import { loadAverage, readCpuSeconds } from './memory.js';
 
 export interface LoadSpec {
-  /** The server's origin, e.g. http://127.0.0.1:4321 */
-  url: string;
+  /** The server's origin, e.g. http://127.0.0.1:4321; several servers share the connections round-robin. */
+  url: string | string[];
   connections: number;
   seconds: number;
   /** A run of this length goes first and is thrown away (JIT, caches, connection set-up). */
@@ -13,8 +13,8 @@ export interface LoadSpec {
   /** A fixed path, or one chosen per request (e.g. a random record id). */
   path: string | (() => string);
   body?: string;
-  /** The server's process: its CPU time during the measured run is reported per request. */
-  serverPid: number;
+  /** The server's processes: their CPU time during the measured run is reported per request. */
+  serverPid: number | number[];
 }
 
 export interface LoadResult {
@@ -47,6 +47,11 @@ function run(options: Options, onResponse?: (status: number, ms: number) => void
   });
 }
 
+/** The CPU seconds the server processes have used so far, together. */
+function serverCpuSeconds(pids: number | number[]): number {
+  return [pids].flat().reduce((sum, pid) => sum + (readCpuSeconds(pid) ?? Number.NaN), 0);
+}
+
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
@@ -75,7 +80,7 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
 
   let latencies = new Float64Array(1 << 16);
   let ok = 0;
-  const cpuBefore = readCpuSeconds(spec.serverPid) ?? Number.NaN;
+  const cpuBefore = serverCpuSeconds(spec.serverPid);
   const result = await run({ ...options, duration: spec.seconds }, (status, ms) => {
     if (status < 200 || status > 299) return;
     if (ok === latencies.length) {
@@ -85,7 +90,7 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
     }
     latencies[ok++] = ms;
   });
-  const cpuSeconds = (readCpuSeconds(spec.serverPid) ?? Number.NaN) - cpuBefore;
+  const cpuSeconds = serverCpuSeconds(spec.serverPid) - cpuBefore;
   const sorted = latencies.subarray(0, ok).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = Number(count);

@@ -69,6 +69,11 @@ export class MemorySampler {
     this.sample();
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    return this.report();
+  }
+
+  /** What was sampled so far; sampling goes on. */
+  report(): MemoryReport {
     const mb = (kb: number) => kb / 1024;
     return {
       peakHwmMb: mb(this.peakHwmKb),

@@ -94,6 +94,21 @@ export interface Dialect {
    */
   refreshStatistics: ((table: 'events') => RawBuilder<unknown>) | null;
   /**
+   * `indexed by <index>` where the planner must be told which index to read a table through
+   * (SQLite takes events_pending for `fanned_out_at is null` over the partial index a query was
+   * written for), or empty text where it needs no telling.
+   */
+  indexedBy(index: string): RawBuilder<unknown>;
+  /**
+   * For the rest of the transaction, read ordered rows from an index in its order rather than
+   * sort what a cheaper-looking index gives, or null where the planner needs no such nudge.
+   * PostgreSQL's statistics, taken when nothing was waiting, make "every waiting event, then sort"
+   * look cheaper than the import's own ordered index (webhooks/fair-fan-out.ts).
+   */
+  preferIndexOrder: RawBuilder<unknown> | null;
+  /** Undoes preferIndexOrder for the rest of the transaction. */
+  allowSorts: RawBuilder<unknown> | null;
+  /**
    * Calls `onNotify` whenever another process signals `channel` (notifyEvents and
    * notifyEventsSequenced). Where nobody else can write (SQLite: the database is one process's
    * own), it does nothing. A lost listener costs only latency: every user of this also polls,
@@ -184,6 +199,11 @@ export interface Dialect {
    * such setting (SQLite: statementBudgetCheck).
    */
   statementTimeout: ((ms: number) => RawBuilder<unknown>) | null;
+  /**
+   * Starts a transaction whose statements have that time budget, in one round trip (PostgreSQL:
+   * `begin; set local statement_timeout`, one simple query), where statementTimeout is not null.
+   */
+  beginWithStatementTimeout: ((ms: number) => RawBuilder<unknown>) | null;
   /**
    * A condition that a statement with a time budget carries in its WHERE clause, so that it ends
    * itself once the budget is spent (db/statement-budget.ts); null where statementTimeout does it.

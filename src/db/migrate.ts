@@ -14,6 +14,8 @@ import * as eventSequence from './migrations/0010-event-sequence.js';
 import * as postgresIndexKeys from './migrations/0011-postgres-index-keys.js';
 import * as postgresPendingEvents from './migrations/0012-postgres-pending-events.js';
 import * as sessionActivity from './migrations/0013-session-activity.js';
+import * as fairFanOut from './migrations/0014-fair-fan-out.js';
+import * as postgresLiveRecords from './migrations/0015-postgres-live-records.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -33,6 +35,8 @@ const migrations: Record<string, Migration> = {
   '0011-postgres-index-keys': postgresIndexKeys,
   '0012-postgres-pending-events': postgresPendingEvents,
   '0013-session-activity': sessionActivity,
+  '0014-fair-fan-out': fairFanOut,
+  '0015-postgres-live-records': postgresLiveRecords,
 };
 
 

@@ -35,6 +35,8 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   // 57014 query_canceled: statement_timeout's (and a cancel's, which only an operator sends).
   isStatementTimeout: (error) => driverErrorCode(error) === '57014',
   statementTimeout: (ms) => sql`select set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`,
+  // A whole number of our own written into the text: no parameter, so pg sends one simple query.
+  beginWithStatementTimeout: (ms) => sql.raw(`begin; set local statement_timeout = ${Math.max(1, Math.round(ms))}`),
   statementBudgetCheck: null,
   currentSchema: async (db) => {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
@@ -52,6 +54,10 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
   sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
   refreshStatistics: (table) => sql`analyze ${sql.table(table)}`,
+  indexedBy: () => sql``,
+  // Transaction-scoped (SET LOCAL): nothing is left on the connection, behind a pooler too.
+  preferIndexOrder: sql`set local enable_sort = off`,
+  allowSorts: sql`set local enable_sort = on`,
   supportsSkipLocked: true,
   supportsRowLocks: true,
   groupsCommits: false,

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely, SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import { mapDriverError } from './db-errors.js';
 import { readPrepared } from './direct-query.js';
 import { dialectOf } from './dialect.js';
@@ -83,9 +83,17 @@ export async function visitRows<Row>(executor: Executor, query: CompiledQuery, b
       await timeout(limit).execute(executor);
       return visitDatabaseRows(executor, query, batches, batchRows, visit);
     }
-    return executor.transaction().execute(async (trx) => {
-      await timeout(limit).execute(trx);
-      await visitDatabaseRows(trx, query, batches, batchRows, visit);
+    // A transaction of its own, begun with the setting in one round trip instead of two.
+    const begin = dialectOf(executor).beginWithStatementTimeout!;
+    return (executor as Kysely<any>).connection().execute(async (connection) => {
+      await begin(limit).execute(connection);
+      try {
+        await visitDatabaseRows(connection, query, batches, batchRows, visit);
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        throw error;
+      }
+      await sql`commit`.execute(connection);
     });
   }
   return visitDatabaseRows(executor, query, batches, batchRows, visit);

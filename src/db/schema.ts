@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { ColumnType, Kysely, Transaction } from 'kysely';
 import type { RecordsTable } from './record-fields.js';
 
 /**
@@ -131,6 +131,15 @@ export interface EventsTable {
   fanned_out_at: string | null;
   /** The event's place in the order events were fanned out (the event feed's order); null until then. */
   seq: number | null;
+  /** The import that wrote the event (event_imports); null, and left out on insert, for ordinary writes. */
+  import_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** An import whose events wait to be fanned out: visible from the import's commit (migration 0014). */
+export interface EventImportsTable {
+  id: string;
+  workspace_id: string;
+  created_at: string;
 }
 
 export interface IdempotencyKeysTable {
@@ -259,6 +268,7 @@ export interface FileDeletionsTable {
 }
 
 export interface Database {
+  event_imports: EventImportsTable;
   webhooks: WebhooksTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;

@@ -23,6 +23,7 @@ export const sqliteDialect: Dialect = {
   unreadableJson: sql<SqlBool>`json_valid(${sql.ref('data')}) = 0`,
   isStatementTimeout: (error) => driverError(error) instanceof SqliteBudgetSpent,
   statementTimeout: null,
+  beginWithStatementTimeout: null,
   // One row in 64 on average calls the budget's clock (statement-budget.ts says why).
   statementBudgetCheck: sql<SqlBool>`((random() & 63) <> 0 or ${sql.raw(SQLITE_BUDGET_FUNCTION)}())`,
   currentSchema: async () => undefined,
@@ -37,6 +38,9 @@ export const sqliteDialect: Dialect = {
   sequencingLock: null,
   // SQLite's planner does not estimate from sampled statistics this way: its plans held (bench:events).
   refreshStatistics: null,
+  indexedBy: (index) => sql`indexed by ${sql.id(index)}`,
+  preferIndexOrder: null,
+  allowSorts: null,
   // Nobody else writes this database: there is nothing to hear.
   listen: () => () => undefined,
   supportsSkipLocked: false,

@@ -81,12 +81,46 @@ function sendError(appError: AppError, request: FastifyRequest, reply: FastifyRe
     });
 }
 
+/** Requests whose error answer has been started once: a second error must not go through the hooks again. */
+const answering = new WeakSet<FastifyRequest>();
+
+/**
+ * The error handler of the app and of every route (app.ts). Fastify calls a handler once per
+ * reply and hands an error raised while that answer is sent (an onSend hook that reads the
+ * database, failing like the handler did) to the next handler up, ending at its own default,
+ * which cannot serialize our error schema and answered FST_ERR_FAILED_ERROR_SERIALIZATION. With
+ * this on the route too, the second error comes back here and is answered directly, without the
+ * hooks that failed, in the same shape.
+ */
 export function errorHandler() {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = wrongMediaType(error, request) ?? toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (answering.has(request)) return answerDirectly(appError, request, reply);
+    answering.add(request);
     sendError(appError, request, reply);
   };
+}
+
+/**
+ * Writes the error body straight to the connection, past every hook. The connection is closed
+ * after it: whatever failed twice may have left the request half read. An answer whose head has
+ * gone out already can only be cut off.
+ */
+function answerDirectly(appError: AppError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.hijack();
+  const raw = reply.raw;
+  if (raw.headersSent || raw.destroyed) return void raw.destroy();
+  const body = JSON.stringify({ error: { code: appError.code, message: appError.message, requestId: request.id } });
+  raw.writeHead(appError.status, {
+    ...appError.headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': String(request.id),
+    'cache-control': 'no-store',
+    connection: 'close',
+  });
+  raw.end(body);
 }
 
 /**

@@ -125,7 +125,7 @@ export class DeliveryWorker {
       // Also logs what the previous pass attempted.
       const { fannedOut, due } = await this.round();
       await Promise.allSettled([...this.attempts]);
-      if (due.length === 0 && fannedOut.events < FAN_OUT_BATCH) return;
+      if (due.length === 0 && !fannedOut.more) return;
     }
   }
 
@@ -133,8 +133,8 @@ export class DeliveryWorker {
     while (this.running) {
       try {
         const { fannedOut } = await this.round();
-        // A full batch: more events may be waiting, for the next round.
-        if (fannedOut.events === FAN_OUT_BATCH) this.wake(true);
+        // Some workspace filled its share, or some were left for the next round: go on at once.
+        if (fannedOut.more) this.wake(true);
         if (Date.now() - this.lastPurge > PURGE_EVERY_MS) {
           this.lastPurge = Date.now();
           await purgeOldLogs(this.deps);

@@ -25,6 +25,8 @@ export interface NewEvent {
 }
 
 export const EVENT_COLUMNS = ['id', 'workspace_id', 'collection_id', 'type', 'data', 'created_at'] as const;
+/** An import's events carry its id too (see EventBatch). */
+const IMPORT_EVENT_COLUMNS = [...EVENT_COLUMNS, 'import_id'] as const;
 
 /** Rows per statement of emitEvents. */
 const ROWS_PER_INSERT = 500;
@@ -87,20 +89,35 @@ export class EventBatch {
   private readonly time: number;
   private readonly createdAt: string;
 
-  constructor(at: Date, private readonly workspaceId: string, private readonly collectionId: string, private readonly type: EventType) {
+  /**
+   * `importId`: the import's event_imports row (startImportEvents), written in the same
+   * transaction; the fan-out reaches these events through it once the import has committed.
+   */
+  constructor(at: Date, private readonly workspaceId: string, private readonly collectionId: string, private readonly type: EventType, private readonly importId: string) {
     this.time = at.getTime();
     this.createdAt = at.toISOString();
   }
 
   /** `dataJson`: the event's data (an object) as JSON text, e.g. JSON.stringify({record: …}). */
   add(dataJson: string): void {
-    this.values.push(newId('evt', this.time), this.workspaceId, this.collectionId, this.type, dataJson, this.createdAt);
+    this.values.push(newId('evt', this.time), this.workspaceId, this.collectionId, this.type, dataJson, this.createdAt, this.importId);
   }
 
   /** The events added so far as rows ready to write (Dialect.prepareRows); the batch is empty again. */
   prepareRows(dialect: Dialect): PreparedRows {
     const values = this.values;
     this.values = [];
-    return dialect.prepareRows('events', EVENT_COLUMNS, values);
+    return dialect.prepareRows('events', IMPORT_EVENT_COLUMNS, values);
   }
+}
+
+/**
+ * Opens an import's lane in the outbox: its events are written with the id returned, and the
+ * row written here becomes visible with them at the import's commit (or goes with them at its
+ * rollback). Until then the worker's scans never meet the import's events (migration 0014).
+ */
+export async function startImportEvents(executor: Executor, at: Date, workspaceId: string): Promise<string> {
+  const id = newId('imp', at.getTime());
+  await executor.insertInto('event_imports').values({ id, workspace_id: workspaceId, created_at: at.toISOString() }).execute();
+  return id;
 }

@@ -10,7 +10,7 @@ import { newId } from '../../ids.js';
 import { isDiskError, spoolToFile, type SpooledFile } from '../../storage/spool-file.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
-import { announceEvents, EventBatch } from '../events/outbox.js';
+import { announceEvents, EventBatch, startImportEvents } from '../events/outbox.js';
 import { getSchemaVersion, recordChecker } from '../schemas/schema-versions.js';
 import { importFailure, rowError, type ImportRow, type RowError } from './import-row.js';
 import { csvCellTypes, parseCsv } from './parse-csv.js';
@@ -96,7 +96,7 @@ async function importSpooled(deps: Deps, context: CollectionContext, idOrName: s
     const rows = await parseBody(trx, collection, input, body, deps.config);
     const unit = input.format === 'json' ? 'Item' : 'Line';
     const report: ImportReport = { imported: 0, rejected: [], rejectedCount: 0 };
-    const batch = recordBatch(trx, collection, now);
+    const batch = recordBatch(trx, collection, now, await startImportEvents(trx, now, collection.workspace_id));
 
     try {
       for await (const row of rows) {
@@ -107,6 +107,8 @@ async function importSpooled(deps: Deps, context: CollectionContext, idOrName: s
           if (report.rejected.length < MAX_REPORTED_REJECTIONS) report.rejected.push({ line: accepted.line, error: accepted.error });
           continue;
         }
+        // Counted as rows are accepted: the rest of the body is not read, and the rollback keeps nothing.
+        if (batch.count() >= deps.config.importMaxRecords) throw importTooManyRecords(deps.config.importMaxRecords);
         if (batch.add(accepted)) await batch.flush();
       }
       await batch.flush();
@@ -149,6 +151,10 @@ async function parseBody(executor: Executor, collection: CollectionsTable, input
     }
   }
 }
+
+/** The answer to an import of more records than PLAINBASE_IMPORT_MAX_RECORDS. */
+export const importTooManyRecords = (limit: number): AppError =>
+  new AppError('PAYLOAD_TOO_LARGE', `The import has more than ${limit} records (PLAINBASE_IMPORT_MAX_RECORDS); nothing was imported.`, { limitRecords: limit });
 
 /**
  * The body, whole, in a file under the data folder (bounded by PLAINBASE_IMPORT_LIMIT as it
@@ -249,10 +255,11 @@ function unstorableReason(json: string): string | undefined {
  * (EventBatch), the text the record itself stores: the event carries the record exactly as it was
  * created, and the data is serialised once.
  */
-function recordBatch(executor: Executor, collection: CollectionsTable, now: Date) {
+function recordBatch(executor: Executor, collection: CollectionsTable, now: Date, importId: string) {
   let pending: AcceptedRow[] = [];
   let pendingChars = 0;
   let written = 0;
+  let accepted = 0;
   let inFlight: Promise<void> = Promise.resolve();
   const dialect = dialectOf(executor);
   const at = now.toISOString();
@@ -262,7 +269,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
   /** The records of `rows` and their events, ready to write, in that order. */
   function prepare(rows: AcceptedRow[]): PreparedRows[] {
     const values: unknown[] = new Array(rows.length * RECORD_COLUMNS.length);
-    const events = new EventBatch(now, workspaceId, collectionId, 'record.created');
+    const events = new EventBatch(now, workspaceId, collectionId, 'record.created', importId);
     // One object for every row of the batch, filled in row by row: it is only read, never kept.
     const record: NewRecord = { id: '', workspaceId, collectionId, dataJson: '', schemaVersion: null, at };
     let v = 0;
@@ -287,6 +294,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
   return {
     /** Adds a row; true when the batch is full and should be flushed. */
     add(row: AcceptedRow): boolean {
+      accepted += 1;
       pending.push(row);
       pendingChars += row.json.length;
       return pending.length >= BATCH_ROWS || pendingChars >= BATCH_CHARS;
@@ -307,5 +315,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
     },
     settled: () => inFlight,
     written: () => written,
+    /** Rows accepted so far, written or not. */
+    count: () => accepted,
   };
 }

@@ -2,12 +2,12 @@ import { sql, type Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
-import { rowLimit } from '../../db/row-limit.js';
 import { madeBefore, newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
 import { erasedAmong } from '../events/erased-records.js';
 import { notifyEventsSequenced } from '../events/outbox-signal.js';
 import { eventMessageText } from '../events/outbox.js';
+import { takeWaitingEvents } from './fair-fan-out.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from '../../delivery/schedule.js';
 import type { AttemptResult } from '../../delivery/send.js';
 
@@ -31,6 +31,8 @@ export interface DueDelivery {
 export interface FanOut {
   events: number;
   deliveries: number;
+  /** Whether more events may be waiting now: the worker goes on at once rather than sleep. */
+  more: boolean;
 }
 
 /** Turns at most `batchSize` new outbox events into deliveries, in one transaction (see fanOut). */
@@ -44,10 +46,11 @@ export async function fanOutEvents(deps: Deps, batchSize: number): Promise<FanOu
  * once it is enabled again, so nothing that happens meanwhile is lost.
  * On PostgreSQL, workers in several processes each take different events (SKIP LOCKED).
  */
-async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, batchSize: number): Promise<FanOut> {
+async function fanOut(trx: Transaction<Database>, dialect: Dialect, key: object, at: Date, batchSize: number): Promise<FanOut> {
   const now = at.toISOString();
-  const events = await pendingEvents(trx, dialect, batchSize).execute();
-  if (events.length === 0) return { events: 0, deliveries: 0 };
+  // Each workspace with waiting events gets its share of the batch (fair-fan-out.ts).
+  const { events, more } = await takeWaitingEvents(trx, dialect, key, batchSize);
+  if (events.length === 0) return { events: 0, deliveries: 0, more };
 
   const workspaceIds = [...new Set(events.map((event) => event.workspace_id))];
   const webhooks = await trx
@@ -77,22 +80,7 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, at: Date, ba
     await trx.insertInto('deliveries').values(deliveries.slice(start, start + 500)).execute();
   }
   await markFannedOut(trx, dialect, events.map((event) => event.id), now);
-  return { events: events.length, deliveries: deliveries.length };
-}
-
-/**
- * The oldest events not yet fanned out, locked for this transaction; on PostgreSQL another
- * worker's locked ones are skipped. Read through the index of pending events in id order
- * (migration 0012), however many are pending: test/pending-events-plan.test.ts checks no sort.
- */
-export function pendingEvents(executor: Executor, dialect: Dialect, batchSize: number) {
-  const pending = executor
-    .selectFrom('events')
-    .select(['id', 'workspace_id', 'collection_id', 'type', 'created_at'])
-    .where('fanned_out_at', 'is', null)
-    .orderBy('id')
-    .limit(rowLimit(batchSize));
-  return dialect.supportsSkipLocked ? pending.forUpdate().skipLocked() : pending;
+  return { events: events.length, deliveries: deliveries.length, more };
 }
 
 /**
@@ -161,7 +149,7 @@ export interface RoundDone {
   claimedAll: boolean;
 }
 
-const NOTHING_FANNED_OUT: FanOut = { events: 0, deliveries: 0 };
+const NOTHING_FANNED_OUT: FanOut = { events: 0, deliveries: 0, more: false };
 
 /**
  * One round of the worker's database work, in one transaction and so with one commit: turns new
@@ -173,7 +161,7 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
   if (round.fanOut <= 0 && finished.length === 0 && !round.claim) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
   const now = deps.clock.now();
   const done = await deps.db.transaction().execute(async (trx): Promise<RoundDone> => {
-    const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, now, round.fanOut) : NOTHING_FANNED_OUT;
+    const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, deps.db, now, round.fanOut) : NOTHING_FANNED_OUT;
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
     if (!claim || claim.limit <= 0) return { fannedOut, due: [], claimedAll: false };

@@ -141,7 +141,14 @@ class EventStream implements RecheckedStream {
     this.subscription = subscription;
     this.heartbeat = setInterval(() => this.raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
     this.stopRechecks = recheckWhileOpen(this.deps, this);
-    await subscription.start();
+    try {
+      await subscription.start();
+    } catch (error) {
+      // The head has gone out, so no error body can follow: the stream ends saying why, as a
+      // failed read later on ends it (the error goes to the log, not to the caller).
+      this.request.log.error({ err: error }, 'event stream: starting failed');
+      await this.close('the server could not read events; reconnect with Last-Event-ID to resume');
+    }
   }
 
   private async send(events: FeedEvent[]): Promise<boolean> {
