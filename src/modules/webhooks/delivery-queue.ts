@@ -7,6 +7,7 @@ import { recordAudit } from '../audit/audit.js';
 import { erasedAmong } from '../events/erased-records.js';
 import { notifyEventsSequenced } from '../events/outbox-signal.js';
 import { eventMessageText } from '../events/outbox.js';
+import { claimWorkspaces } from './fair-claim.js';
 import { takeWaitingEvents } from './fair-fan-out.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from '../../delivery/schedule.js';
 import type { AttemptResult } from '../../delivery/send.js';
@@ -165,7 +166,7 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
     if (!claim || claim.limit <= 0) return { fannedOut, due: [], claimedAll: false };
-    const { due, all } = await claimDue(trx, deps.dialect, now, claim);
+    const { due, all } = await claimDue(trx, deps.dialect, deps.db, now, claim);
     return { fannedOut, due, claimedAll: all };
   });
   if (done.fannedOut.events > 0) {
@@ -214,37 +215,55 @@ export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueD
  * calls in flight and no workspace more than `perWorkspace`, counting the worker's own calls in
  * flight, so receivers that hang hold only their own share; what is due beyond that stays
  * unclaimed, for the next round or another worker. The webhook's URL and secret are read here,
- * as they are now: a change applies from the next attempt. `all` tells whether everything due
- * was claimed: fewer rows than the limit, none left for room.
+ * as they are now: a change applies from the next attempt. Due deliveries are read per
+ * workspace (fair-claim.ts), so one workspace's backlog never stands before another's new
+ * delivery. `all` tells whether everything due was claimed: no workspace filled its share, none
+ * was left for the next claim, none left for room.
  */
-async function claimDue(trx: Transaction<Database>, dialect: Dialect, now: Date, claim: Claim): Promise<{ due: DueDelivery[]; all: boolean }> {
+async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: object, now: Date, claim: Claim): Promise<{ due: DueDelivery[]; all: boolean }> {
   const { limit, leaseMs, perWebhook, perWorkspace, inFlight, inFlightByWorkspace } = claim;
   const nowIso = now.toISOString();
-  let due = trx
-    .selectFrom('deliveries')
-    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-    .innerJoin('events', 'events.id', 'deliveries.event_id')
-    .select([
-      'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
-      'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.created_at', 'events.collection_id', 'events.data',
-    ])
-    .where('deliveries.state', '=', 'pending')
-    .where('deliveries.next_attempt_at', '<=', nowIso)
-    .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
-    .where('webhooks.enabled', '=', 1)
-    .orderBy('deliveries.next_attempt_at')
-    // Bound, unlike rowLimit: the room left differs from round to round, and a statement of its
-    // own per value would crowd the statement cache; a round can afford SQLite's re-prepare.
-    .limit(limit);
   const fullWebhooks = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
-  const fullWorkspaces = [...inFlightByWorkspace].filter(([, count]) => count >= perWorkspace).map(([id]) => id);
-  if (fullWebhooks.length) due = due.where('deliveries.webhook_id', 'not in', fullWebhooks);
-  if (fullWorkspaces.length) due = due.where('deliveries.workspace_id', 'not in', fullWorkspaces);
-  if (dialect.supportsSkipLocked) due = due.forUpdate(['deliveries']).skipLocked();
-  const rows = await due.execute();
+  const fullWorkspaces = new Set([...inFlightByWorkspace].filter(([, count]) => count >= perWorkspace).map(([id]) => id));
+  // Per workspace (fair-claim.ts): a backlog in one fills only its own read.
+  const { workspaces, more } = await claimWorkspaces(trx, dialect, key, fullWorkspaces);
+  const dueOf = (workspaceId: string, share: number) => {
+    let due = trx
+      .selectFrom('deliveries')
+      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+      .innerJoin('events', 'events.id', 'deliveries.event_id')
+      .select([
+        'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
+        'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.created_at', 'events.collection_id', 'events.data',
+      ])
+      .where('deliveries.workspace_id', '=', workspaceId)
+      .where('deliveries.state', '=', 'pending')
+      .where('deliveries.next_attempt_at', '<=', nowIso)
+      .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
+      .where('webhooks.enabled', '=', 1)
+      .orderBy('deliveries.next_attempt_at')
+      // Bound, unlike rowLimit: the room left differs from round to round, and a statement of its
+      // own per value would crowd the statement cache; a round can afford SQLite's re-prepare.
+      .limit(share);
+    if (fullWebhooks.length) due = due.where('deliveries.webhook_id', 'not in', fullWebhooks);
+    return dialect.supportsSkipLocked ? due.forUpdate(['deliveries']).skipLocked() : due;
+  };
+  type DueRow = Awaited<ReturnType<ReturnType<typeof dueOf>['execute']>>[number];
+  const rows: DueRow[] = [];
+  let filled = false;
+  if (workspaces.length > 0 && dialect.preferIndexOrder) await dialect.preferIndexOrder.execute(trx);
+  for (const workspaceId of workspaces) {
+    // A workspace can take no more than its room, nor more than the whole claim.
+    const share = Math.min(limit, perWorkspace - (inFlightByWorkspace.get(workspaceId) ?? 0));
+    if (share <= 0) continue;
+    const taken = await dueOf(workspaceId, share).execute();
+    if (taken.length >= share) filled = true;
+    rows.push(...taken);
+  }
+  if (workspaces.length > 0 && dialect.allowSorts) await dialect.allowSorts.execute(trx);
   const chosen = shareFairly(rows, claim);
   // Webhooks and workspaces left out for having no room may have more waiting.
-  const all = rows.length < limit && chosen.length === rows.length && fullWebhooks.length === 0 && fullWorkspaces.length === 0;
+  const all = !filled && !more && chosen.length === rows.length && fullWebhooks.length === 0 && fullWorkspaces.size === 0;
   if (chosen.length === 0) return { due: [], all };
   await trx
     .updateTable('deliveries')
