@@ -36,6 +36,8 @@ interface DirectRunner {
   readNow(text: string, values: readonly unknown[]): unknown[] | null;
   /** The rows later, or null when the direct path cannot run the read (Kysely runs it then). */
   read(name: string, text: string, values: readonly unknown[]): Promise<unknown[]> | null;
+  /** The same within a time budget in milliseconds (PostgreSQL only), or null. */
+  readWithin(name: string, text: string, values: readonly unknown[], ms: number): Promise<unknown[]> | null;
 }
 
 /** Only the Kysely instance each database connection was opened with; derived ones are absent. */
@@ -122,6 +124,19 @@ export function readPrepared(db: Executor, text: string, values: readonly unknow
   return direct.read(statementNameOf(text), text, values);
 }
 
+/**
+ * readPrepared within a time budget (row-stream.ts visitRows' timeLimitMs): on PostgreSQL one
+ * pooled connection runs `begin; set local statement_timeout` (one round trip), the statement
+ * named by its text, and the commit. Through Kysely the statement would run unnamed in its
+ * transaction and be planned on every call, which for a filtered page cost PostgreSQL more than
+ * running it. Null where the direct path cannot run it.
+ */
+export function readPreparedWithin(db: Executor, text: string, values: readonly unknown[], ms: number): Promise<unknown[]> | null {
+  const direct = runners.get(db as Kysely<any>);
+  if (!direct?.dialect.preparesRecordQueries) return null;
+  return direct.readWithin(statementNameOf(text), text, values, ms);
+}
+
 /** Called once by connect.ts for the main SQLite connection and its statement cache. */
 export function enableDirectSqlite(db: Kysely<any>, dialect: Dialect, connection: SqliteDatabase.Database, statements: KyselySqliteDatabase): void {
   runners.set(db, {
@@ -140,6 +155,7 @@ export function enableDirectSqlite(db: Kysely<any>, dialect: Dialect, connection
       }
     },
     read: () => null,
+    readWithin: () => null,
   });
 }
 
@@ -151,14 +167,35 @@ export function enableDirectSqlite(db: Kysely<any>, dialect: Dialect, connection
  * what names earn on a direct connection, where they stay.
  */
 export function enableDirectPostgres(db: Kysely<any>, dialect: Dialect, pool: pg.Pool, named = true): void {
+  const statement = (name: string, text: string, values: readonly unknown[]) => (named ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] });
+  const mapped = (error: unknown) => mapDriverError(dialect, error);
   runners.set(db, {
     dialect,
     readNow: () => null,
-    read: (name, text, values) => pool.query(named ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] }).then(
+    read: (name, text, values) => pool.query(statement(name, text, values)).then(
       (result) => result.rows as unknown[],
       (error: unknown) => {
-        throw mapDriverError(dialect, error);
+        throw mapped(error);
       },
     ),
+    readWithin: async (name, text, values, ms) => {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw mapped(error);
+      });
+      let broken: Error | undefined;
+      try {
+        // A whole number of our own in the text: no parameter, so one simple query, one round trip.
+        await client.query(`begin; set local statement_timeout = ${Math.max(1, Math.round(ms))}`);
+        const { rows } = await client.query(statement(name, text, values));
+        await client.query('commit');
+        return rows as unknown[];
+      } catch (error) {
+        // A connection that cannot even roll back is not given back to the pool.
+        await client.query('rollback').catch((lost: Error) => (broken = lost));
+        throw mapped(error);
+      } finally {
+        client.release(broken);
+      }
+    },
   });
 }

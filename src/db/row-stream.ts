@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery, type Kysely, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import { mapDriverError } from './db-errors.js';
-import { readPrepared } from './direct-query.js';
+import { readPrepared, readPreparedWithin } from './direct-query.js';
 import { dialectOf } from './dialect.js';
 import type { Executor } from './schema.js';
 import type { SqliteStatementClock } from './statement-budget.js';
@@ -82,6 +82,11 @@ export async function visitRows<Row>(executor: Executor, query: CompiledQuery, b
     if (executor.isTransaction) {
       await timeout(limit).execute(executor);
       return visitDatabaseRows(executor, query, batches, batchRows, visit);
+    }
+    const direct = batches.repeats && batches.maxRows <= batchRows ? readPreparedWithin(executor, query.sql, query.parameters, limit) : null;
+    if (direct) {
+      for (const row of (await direct) as Row[]) if (!visit(row)) return;
+      return;
     }
     // A transaction of its own, begun with the setting in one round trip instead of two.
     const begin = dialectOf(executor).beginWithStatementTimeout!;
