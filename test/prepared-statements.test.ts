@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { connectStorage, type Storage } from '../src/db/connect.js';
-import { readPrepared } from '../src/db/direct-query.js';
+import { isStatementTimedOut } from '../src/db/db-errors.js';
+import { readPrepared, readPreparedWithin } from '../src/db/direct-query.js';
 import { STATEMENTS_PER_CONNECTION, statementNameOf } from '../src/db/prepared-statements.js';
 import { freshStorage } from './support/harness.js';
 
@@ -56,6 +57,15 @@ describe.skipIf(postgresUrl === null)('statements named by their text, on Postgr
     await storage.db.transaction().execute(async (trx) => {
       expect(readPrepared(trx, textNumber(1), [1])).toBeNull();
     });
+  });
+
+  it('run by name within a time budget too, which stops a statement past it and leaves the connection usable', async () => {
+    for (let i = 0; i < 2; i += 1) expect(await readPreparedWithin(storage.db, textNumber(3), [1], 1000)).toEqual([{ n: 4 }]);
+    expect(await preparedNames()).toEqual([statementNameOf(textNumber(3))]);
+    const slow = readPreparedWithin(storage.db, 'select pg_sleep($1::float8) as slept', [5], 100)!;
+    await expect(slow).rejects.toSatisfy(isStatementTimedOut);
+    // The timeout was local to that transaction: the same connection runs a long statement after it.
+    expect(await readPrepared(storage.db, 'select pg_sleep($1::float8)::text as slept', [0.2])).toEqual([{ slept: '' }]);
   });
 });
 
