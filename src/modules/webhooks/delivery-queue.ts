@@ -7,7 +7,7 @@ import { recordAudit } from '../audit/audit.js';
 import { erasedAmong } from '../events/erased-records.js';
 import { notifyEventsSequenced } from '../events/outbox-signal.js';
 import { eventMessageText } from '../events/outbox.js';
-import { claimWorkspaces } from './fair-claim.js';
+import { claimWorkspaces, dueDeliveries } from './fair-claim.js';
 import { takeWaitingEvents } from './fair-fan-out.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from '../../delivery/schedule.js';
 import type { AttemptResult } from '../../delivery/send.js';
@@ -227,27 +227,7 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: objec
   const fullWorkspaces = new Set([...inFlightByWorkspace].filter(([, count]) => count >= perWorkspace).map(([id]) => id));
   // Per workspace (fair-claim.ts): a backlog in one fills only its own read.
   const { workspaces, more } = await claimWorkspaces(trx, dialect, key, fullWorkspaces);
-  const dueOf = (workspaceId: string, share: number) => {
-    let due = trx
-      .selectFrom('deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .innerJoin('events', 'events.id', 'deliveries.event_id')
-      .select([
-        'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
-        'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.created_at', 'events.collection_id', 'events.data',
-      ])
-      .where('deliveries.workspace_id', '=', workspaceId)
-      .where('deliveries.state', '=', 'pending')
-      .where('deliveries.next_attempt_at', '<=', nowIso)
-      .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
-      .where('webhooks.enabled', '=', 1)
-      .orderBy('deliveries.next_attempt_at')
-      // Bound, unlike rowLimit: the room left differs from round to round, and a statement of its
-      // own per value would crowd the statement cache; a round can afford SQLite's re-prepare.
-      .limit(share);
-    if (fullWebhooks.length) due = due.where('deliveries.webhook_id', 'not in', fullWebhooks);
-    return dialect.supportsSkipLocked ? due.forUpdate(['deliveries']).skipLocked() : due;
-  };
+  const dueOf = (workspaceId: string, share: number) => dueDeliveries(trx, dialect, workspaceId, nowIso, share, fullWebhooks);
   type DueRow = Awaited<ReturnType<ReturnType<typeof dueOf>['execute']>>[number];
   const rows: DueRow[] = [];
   let filled = false;
