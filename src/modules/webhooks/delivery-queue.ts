@@ -162,6 +162,8 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
   if (round.fanOut <= 0 && finished.length === 0 && !round.claim) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
   const now = deps.clock.now();
   const done = await deps.db.transaction().execute(async (trx): Promise<RoundDone> => {
+    // The fan-out's and the claim's ordered reads come from their indexes (fair-fan-out.ts).
+    if ((round.fanOut > 0 || round.claim) && deps.dialect.preferIndexOrder) await deps.dialect.preferIndexOrder.execute(trx);
     const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, deps.db, now, round.fanOut) : NOTHING_FANNED_OUT;
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
@@ -231,7 +233,6 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: objec
   type DueRow = Awaited<ReturnType<ReturnType<typeof dueOf>['execute']>>[number];
   const rows: DueRow[] = [];
   let filled = false;
-  if (workspaces.length > 0 && dialect.preferIndexOrder) await dialect.preferIndexOrder.execute(trx);
   for (const workspaceId of workspaces) {
     // A workspace can take no more than its room, nor more than the whole claim.
     const share = Math.min(limit, perWorkspace - (inFlightByWorkspace.get(workspaceId) ?? 0));
@@ -240,7 +241,6 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: objec
     if (taken.length >= share) filled = true;
     rows.push(...taken);
   }
-  if (workspaces.length > 0 && dialect.allowSorts) await dialect.allowSorts.execute(trx);
   const chosen = shareFairly(rows, claim);
   // Webhooks and workspaces left out for having no room may have more waiting.
   const all = !filled && !more && chosen.length === rows.length && fullWebhooks.length === 0 && fullWorkspaces.size === 0;
