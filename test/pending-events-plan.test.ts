@@ -2,6 +2,7 @@ import { CompiledQuery, type Transaction } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { Database } from '../src/db/schema.js';
+import { dueDeliveries, workspacesPending } from '../src/modules/webhooks/fair-claim.js';
 import { laneEvents, workspacesWaiting } from '../src/modules/webhooks/fair-fan-out.js';
 import { describeEachEngine, freshStorage } from './support/harness.js';
 
@@ -95,6 +96,57 @@ describeEachEngine('waiting events, the fair fan-out queries', (engine) => {
           expect(plan).toContain(`"Index Name":"${index}"`);
           expect(plan).not.toMatch(/"Node Type":"(Incremental )?Sort"/);
         }
+      }
+    });
+  });
+
+  it("claims a workspace's due deliveries in time order from deliveries_pending, past another's backlog", async () => {
+    storage = await freshStorage(engine);
+    await migrateToLatest(storage.db);
+    const { db, dialect } = storage;
+    const at = '2026-11-26T00:00:00.000Z';
+    for (const workspace of ['ws_a', 'ws_b']) {
+      await db.insertInto('workspaces').values({ id: workspace, name: workspace, created_at: at }).execute();
+      await db.insertInto('webhooks').values({
+        id: `wh_${workspace}`, workspace_id: workspace, url: 'http://localhost/x', secret: 's', events: '["*"]', collections: null,
+        enabled: 1, disabled_reason: null, dead_streak: 0, created_at: at, updated_at: at,
+      }).execute();
+    }
+    await insertEvents(0, 20_000, 'ws_a', true);
+    await insertEvents(20_000, 20_001, 'ws_b', true);
+    // A's 20,000 pending deliveries, all due before B's one.
+    const delivery = (i: number, workspace: string) => ({
+      id: `dlv_${String(i).padStart(26, '0')}`, workspace_id: workspace, webhook_id: `wh_${workspace}`, event_id: event(i, workspace, true).id,
+      event_type: 'record.created', state: 'pending', attempt_count: 0, next_attempt_at: `2026-11-26T00:00:${String(Math.floor(i / 1000)).padStart(2, '0')}.000Z`,
+      locked_until: null, created_at: at, updated_at: at,
+    });
+    for (let start = 0; start < 20_000; start += 500) {
+      await db.insertInto('deliveries').values(Array.from({ length: 500 }, (_, k) => delivery(start + k, 'ws_a'))).execute();
+    }
+    await db.insertInto('deliveries').values(delivery(20_000, 'ws_b')).execute();
+
+    await db.transaction().execute(async (trx) => {
+      const { rows } = await workspacesPending(dialect, '', 64).execute(trx);
+      expect(rows.map((row) => row.workspace_id)).toEqual(['ws_a', 'ws_b']);
+      if (dialect.preferIndexOrder) await dialect.preferIndexOrder.execute(trx);
+      const now = '2026-11-26T01:00:00.000Z';
+      const b = await dueDeliveries(trx, dialect, 'ws_b', now, 16, []).execute();
+      expect(b.map((row) => row.id)).toEqual([delivery(20_000, 'ws_b').id]);
+      const query = dueDeliveries(trx, dialect, 'ws_a', now, 16, []);
+      expect((await query.execute()).map((row) => row.id)).toEqual(Array.from({ length: 16 }, (_, k) => delivery(k, 'ws_a').id));
+      const { sql: text, parameters } = query.compile();
+      const plan = await planOf(trx, text, parameters);
+      const scan = workspacesPending(dialect, '', 64).compile(trx);
+      const scanPlan = await planOf(trx, scan.sql, scan.parameters);
+      if (engine === 'sqlite') {
+        expect(plan).toMatch(/USING (COVERING )?INDEX deliveries_pending/);
+        expect(plan).not.toContain('USE TEMP B-TREE');
+        expect(scanPlan).toMatch(/SEARCH deliveries USING (COVERING )?INDEX deliveries_pending \(workspace_id>\?\)/);
+      } else {
+        expect(plan).toContain('"Index Name":"deliveries_pending"');
+        expect(plan).not.toMatch(/"Node Type":"(Incremental )?Sort"/);
+        expect(scanPlan).toContain('"Index Name":"deliveries_pending"');
+        expect(scanPlan).not.toContain('"Seq Scan"');
       }
     });
   });

@@ -103,11 +103,10 @@ export interface Dialect {
    * For the rest of the transaction, read ordered rows from an index in its order rather than
    * sort what a cheaper-looking index gives, or null where the planner needs no such nudge.
    * PostgreSQL's statistics, taken when nothing was waiting, make "every waiting event, then sort"
-   * look cheaper than the import's own ordered index (webhooks/fair-fan-out.ts).
+   * look cheaper than the import's own ordered index (webhooks/fair-fan-out.ts). The worker's
+   * round sets it once, first: one statement rather than one around each read.
    */
   preferIndexOrder: RawBuilder<unknown> | null;
-  /** Undoes preferIndexOrder for the rest of the transaction. */
-  allowSorts: RawBuilder<unknown> | null;
   /**
    * Calls `onNotify` whenever another process signals `channel` (notifyEvents and
    * notifyEventsSequenced). Where nobody else can write (SQLite: the database is one process's

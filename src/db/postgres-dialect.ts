@@ -57,7 +57,6 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   indexedBy: () => sql``,
   // Transaction-scoped (SET LOCAL): nothing is left on the connection, behind a pooler too.
   preferIndexOrder: sql`set local enable_sort = off`,
-  allowSorts: sql`set local enable_sort = on`,
   supportsSkipLocked: true,
   supportsRowLocks: true,
   groupsCommits: false,

@@ -40,7 +40,6 @@ export const sqliteDialect: Dialect = {
   refreshStatistics: null,
   indexedBy: (index) => sql`indexed by ${sql.id(index)}`,
   preferIndexOrder: null,
-  allowSorts: null,
   // Nobody else writes this database: there is nothing to hear.
   listen: () => () => undefined,
   supportsSkipLocked: false,

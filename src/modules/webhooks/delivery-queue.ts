@@ -7,7 +7,7 @@ import { recordAudit } from '../audit/audit.js';
 import { erasedAmong } from '../events/erased-records.js';
 import { notifyEventsSequenced } from '../events/outbox-signal.js';
 import { eventMessageText } from '../events/outbox.js';
-import { claimWorkspaces } from './fair-claim.js';
+import { claimWorkspaces, dueDeliveries } from './fair-claim.js';
 import { takeWaitingEvents } from './fair-fan-out.js';
 import { DEAD_IN_A_ROW_LIMIT, nextAttemptAt } from '../../delivery/schedule.js';
 import type { AttemptResult } from '../../delivery/send.js';
@@ -162,6 +162,8 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
   if (round.fanOut <= 0 && finished.length === 0 && !round.claim) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
   const now = deps.clock.now();
   const done = await deps.db.transaction().execute(async (trx): Promise<RoundDone> => {
+    // The fan-out's and the claim's ordered reads come from their indexes (fair-fan-out.ts).
+    if ((round.fanOut > 0 || round.claim) && deps.dialect.preferIndexOrder) await deps.dialect.preferIndexOrder.execute(trx);
     const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, deps.db, now, round.fanOut) : NOTHING_FANNED_OUT;
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
@@ -227,31 +229,10 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: objec
   const fullWorkspaces = new Set([...inFlightByWorkspace].filter(([, count]) => count >= perWorkspace).map(([id]) => id));
   // Per workspace (fair-claim.ts): a backlog in one fills only its own read.
   const { workspaces, more } = await claimWorkspaces(trx, dialect, key, fullWorkspaces);
-  const dueOf = (workspaceId: string, share: number) => {
-    let due = trx
-      .selectFrom('deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .innerJoin('events', 'events.id', 'deliveries.event_id')
-      .select([
-        'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
-        'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.created_at', 'events.collection_id', 'events.data',
-      ])
-      .where('deliveries.workspace_id', '=', workspaceId)
-      .where('deliveries.state', '=', 'pending')
-      .where('deliveries.next_attempt_at', '<=', nowIso)
-      .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
-      .where('webhooks.enabled', '=', 1)
-      .orderBy('deliveries.next_attempt_at')
-      // Bound, unlike rowLimit: the room left differs from round to round, and a statement of its
-      // own per value would crowd the statement cache; a round can afford SQLite's re-prepare.
-      .limit(share);
-    if (fullWebhooks.length) due = due.where('deliveries.webhook_id', 'not in', fullWebhooks);
-    return dialect.supportsSkipLocked ? due.forUpdate(['deliveries']).skipLocked() : due;
-  };
+  const dueOf = (workspaceId: string, share: number) => dueDeliveries(trx, dialect, workspaceId, nowIso, share, fullWebhooks);
   type DueRow = Awaited<ReturnType<ReturnType<typeof dueOf>['execute']>>[number];
   const rows: DueRow[] = [];
   let filled = false;
-  if (workspaces.length > 0 && dialect.preferIndexOrder) await dialect.preferIndexOrder.execute(trx);
   for (const workspaceId of workspaces) {
     // A workspace can take no more than its room, nor more than the whole claim.
     const share = Math.min(limit, perWorkspace - (inFlightByWorkspace.get(workspaceId) ?? 0));
@@ -260,7 +241,6 @@ async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: objec
     if (taken.length >= share) filled = true;
     rows.push(...taken);
   }
-  if (workspaces.length > 0 && dialect.allowSorts) await dialect.allowSorts.execute(trx);
   const chosen = shareFairly(rows, claim);
   // Webhooks and workspaces left out for having no room may have more waiting.
   const all = !filled && !more && chosen.length === rows.length && fullWebhooks.length === 0 && fullWorkspaces.size === 0;

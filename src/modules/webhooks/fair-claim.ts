@@ -44,3 +44,31 @@ export async function claimWorkspaces(trx: Transaction<Database>, dialect: Diale
   else lastLooked.delete(key);
   return { workspaces: rows.map((row) => row.workspace_id).filter((id) => !full.has(id)), more };
 }
+
+/**
+ * One workspace's oldest due deliveries, at most `share`, with what an attempt needs (the
+ * webhook's URL and secret as they are now, the event's message), locked for this transaction
+ * (on PostgreSQL, another worker's locked ones are skipped). Read in time order from
+ * deliveries_pending: test/pending-events-plan.test.ts checks the plan.
+ */
+export function dueDeliveries(trx: Transaction<Database>, dialect: Dialect, workspaceId: string, nowIso: string, share: number, fullWebhooks: readonly string[]) {
+  let due = trx
+    .selectFrom('deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+    .innerJoin('events', 'events.id', 'deliveries.event_id')
+    .select([
+      'deliveries.id', 'deliveries.workspace_id', 'deliveries.webhook_id', 'deliveries.event_id', 'deliveries.event_type',
+      'deliveries.attempt_count', 'webhooks.url', 'webhooks.secret', 'events.created_at', 'events.collection_id', 'events.data',
+    ])
+    .where('deliveries.workspace_id', '=', workspaceId)
+    .where('deliveries.state', '=', 'pending')
+    .where('deliveries.next_attempt_at', '<=', nowIso)
+    .where((eb) => eb.or([eb('deliveries.locked_until', 'is', null), eb('deliveries.locked_until', '<=', nowIso)]))
+    .where('webhooks.enabled', '=', 1)
+    .orderBy('deliveries.next_attempt_at')
+    // Bound, unlike rowLimit: the room left differs from round to round, and a statement of its
+    // own per value would crowd the statement cache; a round can afford SQLite's re-prepare.
+    .limit(share);
+  if (fullWebhooks.length) due = due.where('deliveries.webhook_id', 'not in', fullWebhooks);
+  return dialect.supportsSkipLocked ? due.forUpdate(['deliveries']).skipLocked() : due;
+}

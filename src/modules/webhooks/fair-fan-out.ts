@@ -101,13 +101,13 @@ export async function closeImportIfDone(trx: Transaction<Database>, importId: st
 }
 
 /**
- * The events of one round, fairly: every waiting lane's share. `more` when some lane may have
+ * The events of one round, fairly: every waiting lane's share (in a transaction that has run
+ * Dialect.preferIndexOrder). `more` when some lane may have
  * more waiting (it filled its share, or workspaces were left for the next round).
  */
 export async function takeWaitingEvents(trx: Transaction<Database>, dialect: Dialect, key: object, budget: number): Promise<{ events: WaitingEvent[]; more: boolean }> {
   const lanes = await waitingLanes(trx, dialect, key);
   if (lanes.length === 0) return { events: [], more: false };
-  if (dialect.preferIndexOrder) await dialect.preferIndexOrder.execute(trx);
   const share = shareOf(budget, lanes.length);
   const events: WaitingEvent[] = [];
   let more = lanes.filter((lane) => lane.importId === null).length >= MAX_WORKSPACES_PER_ROUND;
@@ -117,6 +117,5 @@ export async function takeWaitingEvents(trx: Transaction<Database>, dialect: Dia
     if (taken.length >= share) more = true;
     else if (lane.importId !== null && taken.length === 0 && !(await closeImportIfDone(trx, lane.importId))) more = true;
   }
-  if (dialect.allowSorts) await dialect.allowSorts.execute(trx);
   return { events, more };
 }
