@@ -199,10 +199,11 @@ export interface Dialect {
    */
   statementTimeout: ((ms: number) => RawBuilder<unknown>) | null;
   /**
-   * Starts a transaction whose statements have that time budget, in one round trip (PostgreSQL:
-   * `begin; set local statement_timeout`, one simple query), where statementTimeout is not null.
+   * The text that starts a transaction whose statements have that time budget, in one round trip
+   * (PostgreSQL: `begin; set local statement_timeout`, sent as one simple query since it binds no
+   * value), where statementTimeout is not null.
    */
-  beginWithStatementTimeout: ((ms: number) => RawBuilder<unknown>) | null;
+  beginWithStatementTimeout: ((ms: number) => string) | null;
   /**
    * A condition that a statement with a time budget carries in its WHERE clause, so that it ends
    * itself once the budget is spent (db/statement-budget.ts); null where statementTimeout does it.

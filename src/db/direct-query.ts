@@ -184,8 +184,7 @@ export function enableDirectPostgres(db: Kysely<any>, dialect: Dialect, pool: pg
       });
       let broken: Error | undefined;
       try {
-        // A whole number of our own in the text: no parameter, so one simple query, one round trip.
-        await client.query(`begin; set local statement_timeout = ${Math.max(1, Math.round(ms))}`);
+        await client.query(dialect.beginWithStatementTimeout!(ms));
         const { rows } = await client.query(statement(name, text, values));
         await client.query('commit');
         return rows as unknown[];

@@ -36,7 +36,7 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   isStatementTimeout: (error) => driverErrorCode(error) === '57014',
   statementTimeout: (ms) => sql`select set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`,
   // A whole number of our own written into the text: no parameter, so pg sends one simple query.
-  beginWithStatementTimeout: (ms) => sql.raw(`begin; set local statement_timeout = ${Math.max(1, Math.round(ms))}`),
+  beginWithStatementTimeout: (ms) => `begin; set local statement_timeout = ${Math.max(1, Math.round(ms))}`,
   statementBudgetCheck: null,
   currentSchema: async (db) => {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);

@@ -91,7 +91,7 @@ export async function visitRows<Row>(executor: Executor, query: CompiledQuery, b
     // A transaction of its own, begun with the setting in one round trip instead of two.
     const begin = dialectOf(executor).beginWithStatementTimeout!;
     return (executor as Kysely<any>).connection().execute(async (connection) => {
-      await begin(limit).execute(connection);
+      await sql.raw(begin(limit)).execute(connection);
       try {
         await visitDatabaseRows(connection, query, batches, batchRows, visit);
       } catch (error) {

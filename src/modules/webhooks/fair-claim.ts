@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/schema.js';
+import { WorkspaceRotation, workspacesIn } from './workspace-rotation.js';
 
 /**
  * Where the claim of due deliveries looks, fairly between workspaces (migration 0014): one
@@ -13,36 +14,21 @@ import type { Database } from '../../db/schema.js';
 /** Workspaces looked at per claim at most; the next claim goes on after the last one looked at. */
 export const MAX_WORKSPACES_PER_CLAIM = 64;
 
-const lastLooked = new WeakMap<object, string>();
-
 /** The workspaces with pending deliveries (due or not), in id order after `after`, at most `max`. */
 export function workspacesPending(dialect: Dialect, after: string, max: number) {
-  const deliveries = sql`deliveries ${dialect.indexedBy('deliveries_pending')}`;
-  return sql<{ workspace_id: string }>`with recursive pending(workspace_id) as (
-      select (select min(workspace_id) from ${deliveries} where state = 'pending' and workspace_id > ${after})
-      union all
-      select (select min(workspace_id) from ${deliveries} where state = 'pending' and workspace_id > pending.workspace_id)
-        from pending where pending.workspace_id is not null
-    )
-    select workspace_id from pending where workspace_id is not null limit ${max}`;
+  return workspacesIn(sql`deliveries ${dialect.indexedBy('deliveries_pending')}`, sql`state = 'pending'`, after, max);
 }
+
+/** The claim's turns over the workspaces with pending deliveries. */
+const rotation = new WorkspaceRotation(workspacesPending, MAX_WORKSPACES_PER_CLAIM);
 
 /**
  * The workspaces to read due deliveries of in this claim, leaving out `full` ones (no room for
  * another call), from where the last claim stopped and round the circle.
  */
 export async function claimWorkspaces(trx: Transaction<Database>, dialect: Dialect, key: object, full: ReadonlySet<string>): Promise<{ workspaces: string[]; more: boolean }> {
-  const after = lastLooked.get(key) ?? '';
-  let { rows } = await workspacesPending(dialect, after, MAX_WORKSPACES_PER_CLAIM).execute(trx);
-  if (rows.length < MAX_WORKSPACES_PER_CLAIM && after !== '') {
-    const { rows: wrapped } = await workspacesPending(dialect, '', MAX_WORKSPACES_PER_CLAIM - rows.length).execute(trx);
-    const seen = new Set(rows.map((row) => row.workspace_id));
-    rows = [...rows, ...wrapped.filter((row) => !seen.has(row.workspace_id))];
-  }
-  const more = rows.length >= MAX_WORKSPACES_PER_CLAIM;
-  if (more) lastLooked.set(key, rows[rows.length - 1]!.workspace_id);
-  else lastLooked.delete(key);
-  return { workspaces: rows.map((row) => row.workspace_id).filter((id) => !full.has(id)), more };
+  const { workspaces, more } = await rotation.next(trx, dialect, key);
+  return { workspaces: workspaces.filter((id) => !full.has(id)), more };
 }
 
 /**

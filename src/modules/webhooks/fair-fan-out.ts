@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/schema.js';
+import { WorkspaceRotation, workspacesIn } from './workspace-rotation.js';
 
 /**
  * Where a round of the fan-out finds waiting events, fairly between workspaces (migration 0014).
@@ -26,37 +27,21 @@ export interface WaitingEvent {
   created_at: string;
 }
 
-/** Where the last round stopped in the order of workspace ids, per database: the next one goes on after it. */
-const lastServed = new WeakMap<object, string>();
-
 /**
- * The workspaces with ordinary events waiting, in id order after `after` (one index probe each on
- * events_waiting: a loose index scan, never the events themselves), at most `max`.
+ * The workspaces with ordinary events waiting, in id order after `after`, at most `max` (one
+ * index probe each on events_waiting, never the events themselves).
  */
 export function workspacesWaiting(dialect: Dialect, after: string, max: number) {
-  const events = sql`events ${dialect.indexedBy('events_waiting')}`;
-  return sql<{ workspace_id: string }>`with recursive waiting(workspace_id) as (
-      select (select min(workspace_id) from ${events} where fanned_out_at is null and import_id is null and workspace_id > ${after})
-      union all
-      select (select min(workspace_id) from ${events} where fanned_out_at is null and import_id is null and workspace_id > waiting.workspace_id)
-        from waiting where waiting.workspace_id is not null
-    )
-    select workspace_id from waiting where workspace_id is not null limit ${max}`;
+  return workspacesIn(sql`events ${dialect.indexedBy('events_waiting')}`, sql`fanned_out_at is null and import_id is null`, after, max);
 }
 
-/** The lanes with events waiting now, ordinary ones first from where the last round stopped. */
-export async function waitingLanes(trx: Transaction<Database>, dialect: Dialect, key: object): Promise<Lane[]> {
-  const after = lastServed.get(key) ?? '';
-  let { rows } = await workspacesWaiting(dialect, after, MAX_WORKSPACES_PER_ROUND).execute(trx);
-  if (rows.length < MAX_WORKSPACES_PER_ROUND && after !== '') {
-    // Round the circle: the workspaces before where the last round stopped.
-    const { rows: wrapped } = await workspacesWaiting(dialect, '', MAX_WORKSPACES_PER_ROUND - rows.length).execute(trx);
-    const seen = new Set(rows.map((row) => row.workspace_id));
-    rows = [...rows, ...wrapped.filter((row) => !seen.has(row.workspace_id))];
-  }
-  const lanes: Lane[] = rows.map((row) => ({ workspaceId: row.workspace_id, importId: null }));
-  if (rows.length > 0) lastServed.set(key, rows[rows.length - 1]!.workspace_id);
-  else lastServed.delete(key);
+/** The worker's turns over the workspaces with ordinary events waiting. */
+const rotation = new WorkspaceRotation(workspacesWaiting, MAX_WORKSPACES_PER_ROUND);
+
+/** The lanes with events waiting now, ordinary ones first from where the last round stopped; `more` when workspaces were left for the next round. */
+export async function waitingLanes(trx: Transaction<Database>, dialect: Dialect, key: object): Promise<{ lanes: Lane[]; more: boolean }> {
+  const { workspaces, more } = await rotation.next(trx, dialect, key);
+  const lanes: Lane[] = workspaces.map((workspaceId) => ({ workspaceId, importId: null }));
   // Committed imports (an import's row is visible only from its commit), the oldest of each
   // workspace: a workspace that imports many at once still takes one share per round.
   const imports = await trx.selectFrom('event_imports').select(['id', 'workspace_id']).orderBy('id').execute();
@@ -66,7 +51,7 @@ export async function waitingLanes(trx: Transaction<Database>, dialect: Dialect,
     importing.add(row.workspace_id);
     lanes.push({ workspaceId: row.workspace_id, importId: row.id });
   }
-  return lanes;
+  return { lanes, more };
 }
 
 /** A round's share for each of `lanes` lanes out of `budget` events. */
@@ -106,11 +91,12 @@ export async function closeImportIfDone(trx: Transaction<Database>, importId: st
  * more waiting (it filled its share, or workspaces were left for the next round).
  */
 export async function takeWaitingEvents(trx: Transaction<Database>, dialect: Dialect, key: object, budget: number): Promise<{ events: WaitingEvent[]; more: boolean }> {
-  const lanes = await waitingLanes(trx, dialect, key);
+  const waiting = await waitingLanes(trx, dialect, key);
+  const { lanes } = waiting;
   if (lanes.length === 0) return { events: [], more: false };
   const share = shareOf(budget, lanes.length);
   const events: WaitingEvent[] = [];
-  let more = lanes.filter((lane) => lane.importId === null).length >= MAX_WORKSPACES_PER_ROUND;
+  let more = waiting.more;
   for (const lane of lanes) {
     const taken = await laneEvents(trx, dialect, lane, share).execute();
     events.push(...taken);

@@ -1,0 +1,52 @@
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import type { Dialect } from '../../db/dialect.js';
+import type { Database } from '../../db/schema.js';
+
+/**
+ * Workspaces taken in turns, for the worker's fair fan-out (fair-fan-out.ts) and fair claim
+ * (fair-claim.ts): each round looks at the workspaces that have rows waiting in a partial index,
+ * at most `max` of them, in id order. A round cut short at `max` remembers where it stopped and
+ * the next one goes on from there, round the circle; a round that saw them all starts the next
+ * from the beginning, with one statement.
+ */
+export class WorkspaceRotation {
+  /** Where the last round stopped, per database (the worker's key), when it was cut short. */
+  private readonly stoppedAt = new WeakMap<object, string>();
+
+  constructor(
+    /** The statement that finds the workspaces after `after` (workspacesIn). */
+    private readonly scan: (dialect: Dialect, after: string, max: number) => RawBuilder<{ workspace_id: string }>,
+    private readonly max: number,
+  ) {}
+
+  /** This round's workspaces, and whether some were left for the next round. */
+  async next(trx: Transaction<Database>, dialect: Dialect, key: object): Promise<{ workspaces: string[]; more: boolean }> {
+    const after = this.stoppedAt.get(key) ?? '';
+    let workspaces = (await this.scan(dialect, after, this.max).execute(trx)).rows.map((row) => row.workspace_id);
+    if (workspaces.length < this.max && after !== '') {
+      // Round the circle: the workspaces up to where the last round stopped.
+      const seen = new Set(workspaces);
+      const wrapped = (await this.scan(dialect, '', this.max - workspaces.length).execute(trx)).rows.map((row) => row.workspace_id);
+      workspaces = [...workspaces, ...wrapped.filter((id) => !seen.has(id))];
+    }
+    const more = workspaces.length >= this.max;
+    if (more) this.stoppedAt.set(key, workspaces[workspaces.length - 1]!);
+    else this.stoppedAt.delete(key);
+    return { workspaces, more };
+  }
+}
+
+/**
+ * The workspaces with rows in `source` that meet `condition`, in id order after `after`, at most
+ * `max`: a loose index scan, one probe of the source's (workspace_id, …) index per workspace,
+ * never the rows themselves, however many one workspace has.
+ */
+export function workspacesIn(source: RawBuilder<unknown>, condition: RawBuilder<unknown>, after: string, max: number) {
+  return sql<{ workspace_id: string }>`with recursive found(workspace_id) as (
+      select (select min(workspace_id) from ${source} where ${condition} and workspace_id > ${after})
+      union all
+      select (select min(workspace_id) from ${source} where ${condition} and workspace_id > found.workspace_id)
+        from found where found.workspace_id is not null
+    )
+    select workspace_id from found where workspace_id is not null limit ${max}`;
+}
