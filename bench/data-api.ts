@@ -23,7 +23,10 @@
  * BENCH_CONNECTIONS ("10,50"), BENCH_ENGINES ("sqlite,postgres"), BENCH_GET_IDS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_CPU_PROF (a directory: the
  * Plainbase servers run with --cpu-prof and write their profiles there, with phases.json for
- * bench/support/profile-summary.ts), BENCH_LOG_LEVEL (info, the product's default).
+ * bench/support/profile-summary.ts), BENCH_LOG_LEVEL (info, the product's default),
+ * BENCH_SLOW_PATHS (unset; a list of fast paths, src/fast-paths.ts: each Plainbase run is then
+ * made twice, as it ships and with those paths off, back to back per scenario, reported as
+ * two runs).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -62,6 +65,7 @@ function readSettings() {
     pgUrl: benchPostgresUrl(),
     cpuProfileDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null,
     pooler: process.env.BENCH_POOLER !== '0' && pgbouncerInstalled(),
+    slowPaths: process.env.BENCH_SLOW_PATHS?.trim() || null,
   };
 }
 type Settings = ReturnType<typeof readSettings>;
@@ -165,12 +169,12 @@ async function loadOnce(prepared: Prepared, scenario: Scenario, connections: num
  * Each scenario and connection count: the baseline, then Plainbase, back to back, so both see
  * the machine in the same state (other work on a shared machine moves both figures together).
  */
-async function interleave(baseline: Prepared, plainbase: Prepared, settings: Settings): Promise<{ baseline: Measured[]; plainbase: Measured[] }> {
-  const result = { baseline: [] as Measured[], plainbase: [] as Measured[] };
+async function interleave(baseline: Prepared, plainbases: Prepared[], settings: Settings): Promise<{ baseline: Measured[]; plainbase: Measured[][] }> {
+  const result = { baseline: [] as Measured[], plainbase: plainbases.map(() => [] as Measured[]) };
   for (const scenario of SCENARIOS) {
     for (const connections of settings.connections) {
       result.baseline.push(await loadOnce(baseline, scenario, connections, settings));
-      result.plainbase.push(await loadOnce(plainbase, scenario, connections, settings));
+      for (const [index, plainbase] of plainbases.entries()) result.plainbase[index]!.push(await loadOnce(plainbase, scenario, connections, settings));
     }
   }
   return result;
@@ -299,8 +303,8 @@ function labelOf(engine: Engine, variant: Variant): string {
   return `Plainbase on PostgreSQL through PgBouncer (${variant.processes === 1 ? '1 process' : '2 processes'})`;
 }
 
-async function preparePlainbase(engine: Engine, settings: Settings, variant: Variant): Promise<Prepared & { importRun: ImportRun; stop(): Promise<void> }> {
-  const label = labelOf(engine, variant);
+async function preparePlainbase(engine: Engine, settings: Settings, variant: Variant, slowPaths: string | null = null): Promise<Prepared & { importRun: ImportRun; stop(): Promise<void> }> {
+  const label = `${labelOf(engine, variant)}${slowPaths ? `, ${slowPaths} off` : ''}`;
   const dir = makeTempDir(`plainbase-bench-${engine}-`);
   const port = await freePort();
   const env: Record<string, string> = {
@@ -314,6 +318,7 @@ async function preparePlainbase(engine: Engine, settings: Settings, variant: Var
     // Empty means "not set" to Plainbase: SQLite in the data dir, whatever the caller's env says.
     PLAINBASE_DATABASE_URL: '',
     PLAINBASE_DATABASE_DIRECT_URL: '',
+    PLAINBASE_SLOW_PATHS: slowPaths ?? '',
   };
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
@@ -418,29 +423,34 @@ async function setUpPlainbase(server: Server, sampler: MemorySampler, label: str
   return { target, ids, notes, importRun };
 }
 
-async function benchEngine(engine: Engine, baseline: Prepared, settings: Settings, variant: Variant): Promise<EngineRun> {
+async function benchEngine(engine: Engine, baseline: Prepared, settings: Settings, variant: Variant): Promise<EngineRun[]> {
   const plainbase = await preparePlainbase(engine, settings, variant);
+  const slow = settings.slowPaths ? await preparePlainbase(engine, settings, variant, settings.slowPaths).catch(async (error) => {
+    await plainbase.stop();
+    throw error;
+  }) : null;
   try {
-    const measured = await interleave(baseline, plainbase, settings);
+    const measured = await interleave(baseline, slow ? [plainbase, slow] : [plainbase], settings);
     if (settings.cpuProfileDir && !variant.pooled) {
       // For bench/support/profile-summary.ts: which part of the profile each run is.
       const phases = [
         ...('window' in plainbase.importRun ? [{ phase: 'import', ...plainbase.importRun.window }] : []),
-        ...measured.plainbase.filter((m) => m.window).map((m) => ({ phase: `${m.scenario}@${m.connections}`, ...m.window })),
+        ...measured.plainbase[0]!.filter((m) => m.window).map((m) => ({ phase: `${m.scenario}@${m.connections}`, ...m.window })),
       ];
       fs.mkdirSync(path.join(settings.cpuProfileDir, engine), { recursive: true });
       fs.writeFileSync(path.join(settings.cpuProfileDir, engine, 'phases.json'), `${JSON.stringify(phases, null, 2)}\n`);
     }
-    return {
-      label: plainbase.label,
+    return [plainbase, ...(slow ? [slow] : [])].map((run, index) => ({
+      label: run.label,
       engine,
-      measured: measured.plainbase,
+      measured: measured.plainbase[index]!,
       baseline: measured.baseline,
-      importRun: plainbase.importRun,
-      memory: plainbase.sampler.stop(),
-      notes: plainbase.notes,
-    };
+      importRun: run.importRun,
+      memory: run.sampler.stop(),
+      notes: run.notes,
+    }));
   } finally {
+    await slow?.stop();
     await plainbase.stop();
   }
 }
@@ -550,7 +560,7 @@ async function main(): Promise<void> {
 
   const header: string[] = [
     'Plainbase data API benchmark',
-    `settings: BENCH_RECORDS=${settings.records} BENCH_SECONDS=${settings.seconds} BENCH_WARMUP_SECONDS=${settings.warmupSeconds} (warm-up discarded) BENCH_CONNECTIONS=${settings.connections.join(',')} BENCH_ENGINES=${settings.engines.join(',')} BENCH_GET_IDS=${settings.getIds}`,
+    `settings: BENCH_RECORDS=${settings.records} BENCH_SECONDS=${settings.seconds} BENCH_WARMUP_SECONDS=${settings.warmupSeconds} (warm-up discarded) BENCH_CONNECTIONS=${settings.connections.join(',')} BENCH_ENGINES=${settings.engines.join(',')} BENCH_GET_IDS=${settings.getIds}${settings.slowPaths ? ` BENCH_SLOW_PATHS=${settings.slowPaths}` : ''}`,
     ...machine().map((line) => `machine: ${line}`),
   ];
   let engines = settings.engines;
@@ -578,8 +588,9 @@ async function main(): Promise<void> {
         for (const variant of variantsOf(engine, settings)) {
           if (isInterrupted()) break;
           try {
-            const run = await benchEngine(engine, baseline, settings, variant);
-            runs.push({ run, baseline: { seedSeconds: baseline.seedSeconds, memory: baseline.sampler.report(), notes: baseline.notes } });
+            for (const run of await benchEngine(engine, baseline, settings, variant)) {
+              runs.push({ run, baseline: { seedSeconds: baseline.seedSeconds, memory: baseline.sampler.report(), notes: baseline.notes } });
+            }
           } catch (error) {
             failures.push(`${labelOf(engine, variant)}: ${(error as Error).message}`);
             log(`${labelOf(engine, variant)}: FAILED: ${(error as Error).message}`);

@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { fastPathOn } from '../fast-paths.js';
 import { dialectOf } from './dialect.js';
 import type { Database, Db } from './schema.js';
 
@@ -31,7 +32,7 @@ const committers = new WeakMap<Db, GroupCommitter>();
  * batched with it wait too. It must not call writeTransaction itself.
  */
 export function writeTransaction<T>(db: Db, work: Work<T>): Promise<T> {
-  if (!dialectOf(db).groupsCommits) return db.transaction().execute(work);
+  if (!dialectOf(db).groupsCommits || !fastPathOn('group-commit')) return db.transaction().execute(work);
   let committer = committers.get(db);
   if (!committer) {
     committer = new GroupCommitter(db);

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { CollectionsTable, Db } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
+import { fastPathOn } from '../../fast-paths.js';
 import { LruMap } from '../../lru-map.js';
 
 /**
@@ -34,7 +35,7 @@ export function rememberCollection(deps: Pick<Deps, 'db' | 'dialect'>, workspace
 
 /** The collection last found under the reference, if any: to be checked with rememberedGuard. */
 export const rememberedCollection = (deps: Pick<Deps, 'db'>, workspaceId: string, idOrName: string): CollectionsTable | undefined =>
-  remembered.get(deps.db)?.get(keyOf(workspaceId, idOrName));
+  fastPathOn('remembered-collection') ? remembered.get(deps.db)?.get(keyOf(workspaceId, idOrName)) : undefined;
 
 /** The values of rememberedGuard's four parameters, in order. */
 export const rememberedGuardValues = (collection: CollectionsTable): unknown[] =>

@@ -2,10 +2,10 @@ import { ROLE_ABILITIES, type Role, type Scope } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
 import { directQuery } from '../../db/direct-query.js';
 import type { ApiKeysTable } from '../../db/schema.js';
-import { AppError } from '../../errors.js';
-import { constantTimeEqual } from '../../secrets.js';
+import { fastPathOn } from '../../fast-paths.js';
 import type { Actor } from '../audit/audit.js';
 import { keyNotValid } from './keys.js';
+import { keyRefusal, type KeyView } from './key-rule.js';
 import { forgetKeyRows, rememberedKeyRows, rememberKeyRows, type KeyGuard } from './key-guess.js';
 import { hashToken, parseToken, type ParsedToken } from './token.js';
 import { VerifiedKeyRows } from './verified-key-rows.js';
@@ -74,7 +74,7 @@ export async function authenticateKey(deps: Deps, token: string, ip: string | nu
  * collections is not guessed: its restriction is checked with a statement of its own anyway.
  */
 export function guessKeyCaller(deps: Deps, token: string, ip: string | null): { caller: KeyCaller; guard: KeyGuard } | null {
-  if (!deps.dialect.statementsRoundTrip) return null;
+  if (!deps.dialect.statementsRoundTrip || !fastPathOn('key-guess')) return null;
   const parsed = parsedToken(token);
   const rows = rememberedKeyRows<KeyRow>(deps.db, parsed.keyId);
   if (!rows) return null;
@@ -89,7 +89,7 @@ export function guessKeyCaller(deps: Deps, token: string, ip: string | null): { 
   const { key } = caller;
   return {
     caller,
-    guard: { keyId: key.id, workspaceId: key.workspace_id, name: key.name, scopes: key.scopes, expiresAt: key.expires_at, secretHash, now: deps.clock.now().toISOString(), role: caller.role },
+    guard: { keyId: key.id, mode: parsed.mode, secretHash, now: deps.clock.now().toISOString(), workspaceId: key.workspace_id, name: key.name, scopes: key.scopes, expiresAt: key.expires_at, role: caller.role },
   };
 }
 
@@ -120,30 +120,30 @@ function parsedToken(token: string): ParsedToken {
   return parsed;
 }
 
+/** The rule's parameters that only the guard reads (key-rule.ts): unused by keyRefusal. */
+const UNGUESSED = { workspaceId: '', name: '', scopes: '', expiresAt: null, role: '' };
+
+/** The key's rows as key-rule.ts reads them: the key, its secrets, the role behind it now. */
+function keyViewOf(rows: KeyRow[]): KeyView {
+  const [first] = rows as [KeyRow];
+  return {
+    key: first,
+    secrets: rows.filter((row) => row.secret_hash !== null).map((row) => ({ secret_hash: row.secret_hash, expires_at: row.secret_expires_at })),
+    role: (first.service_account_id ? first.account_role : first.member_role) ?? null,
+  };
+}
+
 /** The caller the key's rows make for a token whose secret hashes to `hash`; a refusal is thrown. */
 function callerOf(deps: Deps, hash: string, parsed: ParsedToken, rows: KeyRow[], ip: string | null): KeyCaller {
   const now = deps.clock.now();
   const nowIso = now.toISOString();
   const first = rows[0];
   if (!first) throw keyNotValid();
-  const { secret_hash: _hash, secret_expires_at: _until, member_role: memberRole, account_role: accountRole, ...key } = first;
-  if (key.mode !== parsed.mode || key.revoked_at) throw keyNotValid();
-  // Compare against every live secret, without stopping early, in constant time each.
-  let matched = false;
-  for (const secret of rows) {
-    if (secret.secret_hash === null) continue;
-    const live = secret.secret_expires_at === null || secret.secret_expires_at > nowIso;
-    matched = (constantTimeEqual(secret.secret_hash, hash) && live) || matched;
-  }
-  if (!matched) throw keyNotValid();
-  if (key.expires_at && key.expires_at <= nowIso) throw new AppError('API_KEY_EXPIRED', `The API key expired at ${key.expires_at}.`);
-
-  const role = ((key.service_account_id ? accountRole : memberRole) ?? null) as Role | null;
-  if (!role) {
-    throw new AppError('INVALID_API_KEY', key.service_account_id
-      ? 'The API key belongs to a service account that was deleted.'
-      : 'The API key was made by someone who is no longer in the workspace.');
-  }
+  const { secret_hash: _hash, secret_expires_at: _until, member_role: _member, account_role: _account, ...key } = first;
+  const view = keyViewOf(rows);
+  const refusal = keyRefusal(view, { keyId: parsed.keyId, mode: parsed.mode, secretHash: hash, now: nowIso, ...UNGUESSED });
+  if (refusal) throw refusal;
+  const role = view.role as Role;
   const granted = JSON.parse(key.scopes) as Scope[];
   const effective = new Set(granted.filter((scope) => ROLE_ABILITIES[role].has(scope)));
   const suppressed = granted

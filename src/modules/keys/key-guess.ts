@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/schema.js';
 import { LruMap } from '../../lru-map.js';
+import { GUARD_PARAMETERS, KEY_GUARD, keyConditionSql, ruleValues, type KeyRuleParameters } from './key-rule.js';
 
 /**
  * A key's rows as this process last read them, used as a guess so that a request need not read
@@ -27,19 +28,11 @@ export interface KeyGuess {
   readonly settled: boolean;
 }
 
-/** What a guessed caller was made from, and what the guard finds unchanged. */
-export interface KeyGuard {
-  keyId: string;
-  workspaceId: string;
-  name: string;
-  scopes: string;
-  expiresAt: string | null;
-  /** The hash of the request's secret: one of the key's secrets, still live. */
-  secretHash: string;
-  /** The time the secret must still be live at (the request's clock). */
-  now: string;
-  role: string;
-}
+/**
+ * What a guessed caller was made from, and what the guard finds unchanged: the rule's
+ * parameters (key-rule.ts), the request's secret hash, mode and clock among them.
+ */
+export type KeyGuard = KeyRuleParameters;
 
 /** Keys whose rows are kept per database; past it the least recently used goes first. */
 const CAPACITY = 10_000;
@@ -62,34 +55,33 @@ export function rememberKeyRows(db: Db, keyId: string, rows: unknown[]): void {
 export const forgetKeyRows = (db: Db, keyId: string): void => remembered.get(db)?.delete(keyId);
 
 /** How many parameters keyGuardSql takes. */
-export const KEY_GUARD_PARAMETERS = 8;
+export const KEY_GUARD_PARAMETERS = GUARD_PARAMETERS.length;
 
 /** The values of keyGuardSql's parameters, in order. */
-export const keyGuardValues = (guard: KeyGuard): unknown[] =>
-  [guard.keyId, guard.workspaceId, guard.name, guard.scopes, guard.expiresAt ?? '', guard.secretHash, guard.now, guard.role];
+export const keyGuardValues = (guard: KeyGuard): unknown[] => ruleValues(guard);
 
 /**
- * A condition that holds while the key reads as guessed: not revoked, the same name, scopes and
- * expiry, no collection restriction (keys with one are never guessed), the request's secret one
- * of its live secrets, and the same role behind it (its creator's membership or its service
- * account). Its parameters are `first` to `first + 7` (keyGuardValues); keyGuardCondition below
- * must say the same.
+ * A condition that holds while the key reads as guessed: the key rule (key-rule.ts), made into
+ * SQL from the same description the TypeScript check runs, and the key unchanged since the
+ * guess. Its parameters are `first` to `first + KEY_GUARD_PARAMETERS - 1` (keyGuardValues).
  */
-export const keyGuardSql = (parameter: (position: number) => string, first: number): string => {
-  const p = (offset: number) => parameter(first + offset);
-  return `exists (select 1 from api_keys k
-    where k.id = ${p(0)} and k.workspace_id = ${p(1)} and k.revoked_at is null and k.name = ${p(2)} and k.scopes = ${p(3)}
-    and k.collections is null and coalesce(k.expires_at, '') = ${p(4)}
-    and exists (select 1 from api_key_secrets s where s.key_id = k.id and s.secret_hash = ${p(5)} and (s.expires_at is null or s.expires_at > ${p(6)}))
-    and ${p(7)} = case when k.service_account_id is null
-      then (select m.role from memberships m where m.workspace_id = k.workspace_id and m.person_id = k.created_by)
-      else (select sa.role from service_accounts sa where sa.id = k.service_account_id and sa.workspace_id = k.workspace_id and sa.deleted_at is null) end)`;
+export const keyGuardSql = (parameter: (position: number) => string, first: number): string => keyConditionSql(KEY_GUARD, parameter, first);
+
+/** keyGuardSql cut at its parameters: the text between them, and which parameter (from 0) each is. */
+const guardPieces = keyGuardSql((position) => `\u0000${position}\u0000`, 0).split(/\u0000(\d+)\u0000/);
+const guardPositions = guardPieces.filter((_piece, index) => index % 2 === 1).map(Number);
+
+/**
+ * The values keyGuardCondition binds, in the order Kysely binds them (the order they appear in
+ * the text, one may appear more than once): for code that checks or replaces them by position.
+ */
+export const keyGuardBoundValues = (guard: KeyGuard): unknown[] => {
+  const values = keyGuardValues(guard);
+  return guardPositions.map((position) => values[position]);
 };
 
 /** keyGuardSql for Kysely's builder, the values bound. */
 export const keyGuardCondition = (guard: KeyGuard): RawBuilder<SqlBool> => {
   const values = keyGuardValues(guard);
-  // Written with numbered markers, cut at them, and each marker replaced by its value.
-  const pieces = keyGuardSql((position) => `\u0000${position}\u0000`, 0).split(/\u0000(\d+)\u0000/);
-  return sql.join(pieces.map((piece, index) => (index % 2 === 1 ? sql.val(values[Number(piece)]) : sql.raw(piece))), sql``) as RawBuilder<SqlBool>;
+  return sql.join(guardPieces.map((piece, index) => (index % 2 === 1 ? sql.val(values[Number(piece)]) : sql.raw(piece))), sql``) as RawBuilder<SqlBool>;
 };

@@ -3,6 +3,7 @@ import type { Dialect } from '../../db/dialect.js';
 import type { AuditLogTable, CollectionsTable, EventsTable, RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
+import { fastPathOn } from '../../fast-paths.js';
 import { AUDIT_COLUMNS } from '../audit/audit.js';
 import { rememberedCollection, rememberedGuard, rememberedGuardValues } from '../collections/remembered-collections.js';
 import { EVENT_COLUMNS } from '../events/outbox.js';
@@ -59,7 +60,7 @@ export async function createInOneStatement<Rows extends CreateRows>(
   rowsFor: (collection: CollectionsTable, schemaVersion: number | null) => Rows,
   guess?: KeyGuess,
 ): Promise<Rows | null> {
-  if (!deps.dialect.insertsTogether) return null;
+  if (!deps.dialect.insertsTogether || !fastPathOn('one-statement-create')) return null;
   const collection = rememberedCollection(deps, workspaceId, idOrName);
   if (!collection) return null;
   let schemaVersion: number | null;

@@ -2,7 +2,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Dialect } from '../../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../../db/schema.js';
 import { rememberedGuardCondition, rememberedGuardValues } from '../../collections/remembered-collections.js';
-import { keyGuardCondition, keyGuardValues, type KeyGuard } from '../../keys/key-guess.js';
+import { keyGuardBoundValues, keyGuardCondition, type KeyGuard } from '../../keys/key-guess.js';
 import { attachedFileIdsSql } from '../../files/attached-files.js';
 import { collectionLiteralPredicate } from './collection-literal.js';
 import { columnsOf, RECORD_COLUMNS, RECORD_QUERYABLE, type ColumnOf } from '../record-shape.js';
@@ -136,7 +136,7 @@ export const bindsScopeFirst = (compiled: CompiledQuery, workspaceId: string, co
  * A list query compiled once, for first pages: the statement of buildListRecordsQuery without a
  * cursor, for one limit (written into its text, rowLimit). Its first parameters (the workspace,
  * the collection and, when it trusts a remembered collection, rememberedGuardValues, and
- * keyGuardValues when it trusts a guessed key) change from
+ * keyGuardBoundValues when it trusts a guessed key) change from
  * call to call; the filter's own values after them do not (list-records.ts keeps these by filter
  * text and limit, and by collection where the text names it: namedCollectionId).
  */
@@ -150,7 +150,7 @@ export interface ReusableListQuery {
 
 /** The parameters a reusable query takes anew on each call, in the order they are bound. */
 const scopeValues = ({ workspaceId, collectionId, remembered, keyGuard }: ReusableScope): unknown[] =>
-  [workspaceId, collectionId, ...(remembered ? rememberedGuardValues(remembered) : []), ...(keyGuard ? keyGuardValues(keyGuard) : [])];
+  [workspaceId, collectionId, ...(remembered ? rememberedGuardValues(remembered) : []), ...(keyGuard ? keyGuardBoundValues(keyGuard) : [])];
 
 /** What a reusable query is run for. */
 type ReusableScope = Pick<RecordQueryScope, 'workspaceId' | 'collectionId' | 'remembered' | 'keyGuard'>;
