@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { boundCondition } from '../../db/bound-condition.js';
 import type { CollectionsTable, Db } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { fastPathOn } from '../../fast-paths.js';
@@ -44,16 +44,11 @@ export const rememberedGuardValues = (collection: CollectionsTable): unknown[] =
 /**
  * A select of one row while the collection is still as remembered, none otherwise; its
  * parameters are `first` to `first + 3` (rememberedGuardValues). Versions count from 1, so 0
- * stands for none. rememberedGuardCondition below must say the same.
+ * stands for none.
  */
 export const rememberedGuard = (parameter: (position: number) => string, first = 1): string => `select 1 from collections
   where workspace_id = ${parameter(first)} and id = ${parameter(first + 1)} and name = ${parameter(first + 2)} and trashed_at is null
   and coalesce(active_schema_version, 0) = ${parameter(first + 3)}`;
 
-/** rememberedGuard as a condition for Kysely's builder, the values bound (the same four, in order). */
-export const rememberedGuardCondition = (collection: CollectionsTable): RawBuilder<SqlBool> => {
-  const [workspaceId, id, name, version] = rememberedGuardValues(collection);
-  return sql<SqlBool>`exists (select 1 from collections
-    where workspace_id = ${workspaceId} and id = ${id} and name = ${name} and trashed_at is null
-    and coalesce(active_schema_version, 0) = ${version})`;
-};
+/** rememberedGuard as a condition for Kysely's builder, the values bound: made from the same text. */
+export const rememberedGuardCondition = boundCondition((parameter) => `exists (${rememberedGuard(parameter, 0)})`, rememberedGuardValues).condition;

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { boundCondition } from '../../db/bound-condition.js';
 import type { Db } from '../../db/schema.js';
 import { LruMap } from '../../lru-map.js';
 import { GUARD_PARAMETERS, KEY_GUARD, keyConditionSql, ruleValues, type KeyRuleParameters } from './key-rule.js';
@@ -67,21 +67,14 @@ export const keyGuardValues = (guard: KeyGuard): unknown[] => ruleValues(guard);
  */
 export const keyGuardSql = (parameter: (position: number) => string, first: number): string => keyConditionSql(KEY_GUARD, parameter, first);
 
-/** keyGuardSql cut at its parameters: the text between them, and which parameter (from 0) each is. */
-const guardPieces = keyGuardSql((position) => `\u0000${position}\u0000`, 0).split(/\u0000(\d+)\u0000/);
-const guardPositions = guardPieces.filter((_piece, index) => index % 2 === 1).map(Number);
-
-/**
- * The values keyGuardCondition binds, in the order Kysely binds them (the order they appear in
- * the text, one may appear more than once): for code that checks or replaces them by position.
- */
-export const keyGuardBoundValues = (guard: KeyGuard): unknown[] => {
-  const values = keyGuardValues(guard);
-  return guardPositions.map((position) => values[position]);
-};
+/** keyGuardSql for Kysely's builder. */
+const keyGuardBuilt = boundCondition((parameter) => keyGuardSql(parameter, 0), keyGuardValues);
 
 /** keyGuardSql for Kysely's builder, the values bound. */
-export const keyGuardCondition = (guard: KeyGuard): RawBuilder<SqlBool> => {
-  const values = keyGuardValues(guard);
-  return sql.join(guardPieces.map((piece, index) => (index % 2 === 1 ? sql.val(values[Number(piece)]) : sql.raw(piece))), sql``) as RawBuilder<SqlBool>;
-};
+export const keyGuardCondition = keyGuardBuilt.condition;
+
+/**
+ * The values keyGuardCondition binds, in the order Kysely binds them (one may appear more than
+ * once): for code that checks or replaces them by position.
+ */
+export const keyGuardBoundValues = keyGuardBuilt.bound;
