@@ -24,7 +24,7 @@
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_CPU_PROF (a directory: the
  * Plainbase servers run with --cpu-prof and write their profiles there, with phases.json for
  * bench/support/profile-summary.ts), BENCH_LOG_LEVEL (info, the product's default),
- * BENCH_SLOW_PATHS (unset; a list of fast paths, src/fast-paths.ts: each Plainbase run is then
+ * BENCH_SLOW_PATHS (unset; a list of fast paths, src/db/fast-paths.ts: each Plainbase run is then
  * made twice, as it ships and with those paths off, back to back per scenario, reported as
  * two runs).
  */

@@ -2,13 +2,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Scope } from '../src/abilities.js';
 import { closeSender } from '../src/delivery/guard-options.js';
-import { setSlowPaths, type FastPath } from '../src/fast-paths.js';
+import { setSlowPaths, type FastPath } from '../src/db/fast-paths.js';
 import { addMember, Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { buildMatrixWorld, LATER_MS, MATRIX_CONFIG, type MatrixWorld } from './support/matrix-callers.js';
 
 /**
- * The fast paths (src/fast-paths.ts) against the plain way: every probe is sent twice, with every
+ * The fast paths (src/db/fast-paths.ts) against the plain way: every probe is sent twice, with every
  * fast path on and then with all of them off, and the two answers must be the same (status and
  * body, new ids and times aside). Between probes, random changes make what a fast path relies on
  * stale: keys revoked and rotated, their creators demoted and removed, service accounts demoted

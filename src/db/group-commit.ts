@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import { fastPathOn } from '../fast-paths.js';
+import { fastPathOn } from './fast-paths.js';
 import { dialectOf } from './dialect.js';
 import type { Database, Db } from './schema.js';
 

@@ -1,7 +1,7 @@
 import { boundCondition } from '../../db/bound-condition.js';
 import type { CollectionsTable, Db } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { fastPathOn } from '../../fast-paths.js';
+import { fastPathOn } from '../../db/fast-paths.js';
 import { LruMap } from '../../lru-map.js';
 
 /**

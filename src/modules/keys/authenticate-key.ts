@@ -2,7 +2,7 @@ import { ROLE_ABILITIES, type Role, type Scope } from '../../abilities.js';
 import type { Deps } from '../../deps.js';
 import { directQuery } from '../../db/direct-query.js';
 import type { ApiKeysTable } from '../../db/schema.js';
-import { fastPathOn } from '../../fast-paths.js';
+import { fastPathOn } from '../../db/fast-paths.js';
 import type { Actor } from '../audit/audit.js';
 import { keyNotValid } from './keys.js';
 import { keyRefusal, type KeyView } from './key-rule.js';

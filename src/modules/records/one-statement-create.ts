@@ -3,7 +3,7 @@ import type { Dialect } from '../../db/dialect.js';
 import type { AuditLogTable, CollectionsTable, EventsTable, RecordsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
-import { fastPathOn } from '../../fast-paths.js';
+import { fastPathOn } from '../../db/fast-paths.js';
 import { AUDIT_COLUMNS } from '../audit/audit.js';
 import { rememberedCollection, rememberedGuard, rememberedGuardValues } from '../collections/remembered-collections.js';
 import { EVENT_COLUMNS } from '../events/outbox.js';
