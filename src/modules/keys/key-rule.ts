@@ -113,44 +113,93 @@ export const KEY_GUARD: Condition = { all: [...KEY_RULE.map((clause) => clause.h
 // ---------------------------------------------------------------------------------------------
 // TypeScript
 
+type Secret = KeyView['secrets'][number];
+/** A condition made into a function, once: the check runs on every request with a key. */
+type Test = (view: KeyView, parameters: KeyRuleParameters, row: Secret | null) => boolean;
+type Read = (view: KeyView, parameters: KeyRuleParameters, row: Secret | null) => string | null;
+
+function reader(of: Value): Read {
+  if ('key' in of) {
+    const column = of.key;
+    return (view) => view.key[column];
+  }
+  if ('secret' in of) {
+    const column = of.secret;
+    return (_view, _parameters, row) => {
+      if (!row) throw new Error('a secret column outside someSecret');
+      return row[column];
+    };
+  }
+  if ('role' in of) return (view) => view.role;
+  const name = of.parameter;
+  return (_view, parameters) => parameters[name];
+}
+
+/** The condition as a TypeScript function of the key's rows and the parameters. */
+function compile(condition: Condition): Test {
+  if ('all' in condition) {
+    const parts = condition.all.map(compile);
+    return (view, parameters, row) => parts.every((part) => part(view, parameters, row));
+  }
+  if ('any' in condition) {
+    const parts = condition.any.map(compile);
+    return (view, parameters, row) => parts.some((part) => part(view, parameters, row));
+  }
+  if ('isNull' in condition) {
+    const read = reader(condition.isNull);
+    return (view, parameters, row) => read(view, parameters, row) === null;
+  }
+  if ('notNull' in condition) {
+    const read = reader(condition.notNull);
+    return (view, parameters, row) => read(view, parameters, row) !== null;
+  }
+  if ('equal' in condition) {
+    const [first, second] = condition.equal.map(reader) as [Read, Read];
+    const equal = condition.secret ? constantTimeEqual : (a: string, b: string) => a === b;
+    return (view, parameters, row) => {
+      const a = first(view, parameters, row);
+      const b = second(view, parameters, row);
+      return a !== null && b !== null && equal(a, b);
+    };
+  }
+  if ('same' in condition) {
+    const [first, second] = condition.same.map(reader) as [Read, Read];
+    return (view, parameters, row) => (first(view, parameters, row) ?? '') === (second(view, parameters, row) ?? '');
+  }
+  if ('later' in condition) {
+    const [first, second] = condition.later.map(reader) as [Read, Read];
+    return (view, parameters, row) => {
+      const a = first(view, parameters, row);
+      const b = second(view, parameters, row);
+      return a !== null && b !== null && a > b;
+    };
+  }
+  const inner = compile(condition.someSecret);
+  return (view, parameters) => {
+    // Every secret is looked at, without stopping at a match, so the time taken tells nothing.
+    let found = false;
+    for (const each of view.secrets) found = inner(view, parameters, each) || found;
+    return found;
+  };
+}
+
+const COMPILED_RULE = KEY_RULE.map((clause) => ({ test: compile(clause.holds), refusal: clause.refusal }));
+const compiled = new WeakMap<Condition, Test>();
+
 /** The first refusal of the rule for the key's rows, or null when the key may call. */
 export function keyRefusal(view: KeyView, parameters: KeyRuleParameters): AppError | null {
-  for (const clause of KEY_RULE) if (!holds(clause.holds, view, parameters, null)) return clause.refusal(view);
+  for (const clause of COMPILED_RULE) if (!clause.test(view, parameters, null)) return clause.refusal(view);
   return null;
 }
 
-/** Whether a condition holds for the key's rows (`row`: the secret being looked at, inside someSecret). */
-export function holds(condition: Condition, view: KeyView, parameters: KeyRuleParameters, row: KeyView['secrets'][number] | null = null): boolean {
-  const value = (of: Value): string | null => {
-    if ('key' in of) return view.key[of.key];
-    if ('secret' in of) {
-      if (!row) throw new Error('a secret column outside someSecret');
-      return row[of.secret];
-    }
-    if ('role' in of) return view.role;
-    return parameters[of.parameter];
-  };
-  if ('all' in condition) return condition.all.every((part) => holds(part, view, parameters, row));
-  if ('any' in condition) return condition.any.some((part) => holds(part, view, parameters, row));
-  if ('isNull' in condition) return value(condition.isNull) === null;
-  if ('notNull' in condition) return value(condition.notNull) !== null;
-  if ('equal' in condition) {
-    const [a, b] = condition.equal.map(value);
-    if (a === null || b === null) return false;
-    return condition.secret ? constantTimeEqual(a, b) : a === b;
+/** Whether a condition (of this rule, or made of its parts) holds for the key's rows. */
+export function holds(condition: Condition, view: KeyView, parameters: KeyRuleParameters): boolean {
+  let test = compiled.get(condition);
+  if (!test) {
+    test = compile(condition);
+    compiled.set(condition, test);
   }
-  if ('same' in condition) {
-    const [a, b] = condition.same.map(value);
-    return (a ?? '') === (b ?? '');
-  }
-  if ('later' in condition) {
-    const [a, b] = condition.later.map(value);
-    return a !== null && b !== null && a > b;
-  }
-  // Every secret is looked at, without stopping at a match, so the time taken tells nothing.
-  let found = false;
-  for (const each of view.secrets) found = holds(condition.someSecret, view, parameters, each) || found;
-  return found;
+  return test(view, parameters, null);
 }
 
 // ---------------------------------------------------------------------------------------------
