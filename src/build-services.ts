@@ -1,7 +1,7 @@
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Storage } from './db/connect.js';
-import { LazySender } from './delivery/guard-options.js';
+import { closeSender, LazySender } from './delivery/guard-options.js';
 import type { Deps } from './deps.js';
 import { noStreamSlots } from './http/routes/events/stream-slots.js';
 import { noRechecks } from './http/routes/events/stream-rechecks.js';
@@ -11,7 +11,7 @@ import { EventHub } from './modules/events/event-hub.js';
 import type { Lane } from './modules/records/query/query-budget.js';
 import type { Services } from './services.js';
 import { SpoolQuota } from './spool-quota.js';
-import { makeFileStore } from './storage/store-for.js';
+import { closeFileStore, makeFileStore } from './storage/store-for.js';
 
 /**
  * The one place that makes an app's services (services.ts) and the Deps that carry them. `serve`,
@@ -39,4 +39,12 @@ function buildServices(deps: Deps): Services {
     streamRechecks: noRechecks(),
     openStreams: new Set<EventStream>(),
   };
+}
+
+/**
+ * Closes what holds connections (the sender's pool, the file store's), once the app and its worker
+ * have both stopped: the app alone must not, or the worker's last attempts lose their connections.
+ */
+export async function closeServices(deps: Pick<Deps, 'services'>): Promise<void> {
+  await Promise.all([closeSender(deps), closeFileStore(deps)]);
 }

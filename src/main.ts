@@ -1,12 +1,11 @@
 import { buildApp } from './app.js';
-import { buildDeps } from './build-services.js';
+import { buildDeps, closeServices } from './build-services.js';
 import { systemClock } from './clock.js';
 import { redactDatabaseUrl, type Config } from './config.js';
 import { connectStorage, type Storage } from './db/connect.js';
 import { migrateStorage } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { trimMemoryWhenIdle } from './idle-memory.js';
-import { closeSender } from './delivery/guard-options.js';
 import { logDestination } from './log-destination.js';
 import { prepareFirstOwner } from './modules/setup/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
@@ -94,7 +93,7 @@ export async function serve(config: Config): Promise<void> {
       clearTimeout(drainLimit);
       clearInterval(reapIdle);
       await workerStopped;
-      await closeSender(deps);
+      await closeServices(deps);
       await storage.close();
     } catch (error) {
       log.error({ err: error }, 'shutdown failed');

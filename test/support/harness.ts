@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { buildDeps } from '../../src/build-services.js';
+import { buildDeps, closeServices } from '../../src/build-services.js';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connectStorage, type Storage } from '../../src/db/connect.js';
@@ -114,6 +114,7 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
     storage,
     close: async () => {
       await app.close();
+      await closeServices(deps);
       await storage.close();
     },
   };
@@ -137,6 +138,7 @@ export async function startTestAppBeside(t: TestApp): Promise<TestApp> {
     storage,
     close: async () => {
       await app.close();
+      await closeServices(deps);
       await storage.close();
     },
   };
