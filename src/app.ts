@@ -5,8 +5,6 @@ import type { Deps } from './deps.js';
 import { AppError } from './errors.js';
 import { closeEventStreams } from './http/routes/events/stream-events.js';
 import { closeHub } from './modules/events/event-hub.js';
-import { closeSender } from './delivery/guard-options.js';
-import { closeFileStore } from './storage/store-for.js';
 import { newId } from './ids.js';
 import { OPEN, type Access } from './http/access.js';
 import type { App } from './http/app-type.js';
@@ -111,9 +109,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);
   });
 
-  // The webhook connection pool and the file store's connections belong to the app: closed with it.
-  app.addHook('onClose', () => closeSender(deps));
-  app.addHook('onClose', () => closeFileStore(deps));
+  // The webhook sender and the file store are shared with the worker, so whoever built them closes
+  // them after both stopped (closeServices in build-services.ts), not the app alone.
   // Before the server waits for open requests to end: an event stream never ends by itself.
   app.addHook('preClose', async () => {
     await closeEventStreams(deps);

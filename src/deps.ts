@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import type { Storage } from './db/connect.js';
 import type { Dialect } from './db/dialect.js';
 import type { Db } from './db/schema.js';
-import type { SpoolQuota } from './spool-quota.js';
+import type { Services } from './services.js';
 
 /** What every service needs, built once in main (or by a test) and passed down explicitly. */
 export interface Deps {
@@ -15,6 +15,6 @@ export interface Deps {
   resolveHost?: (hostname: string) => Promise<string[]>;
   /** A consistent read-only view for long reads such as exports (Storage.openSnapshot). */
   openSnapshot: Storage['openSnapshot'];
-  /** Bytes of exports spooled on this process's disk, per caller and per workspace. */
-  exportSpool: SpoolQuota;
+  /** What this app shares with its own worker and with no other app (services.ts, made by build-services.ts). */
+  services: Services;
 }

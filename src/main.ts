@@ -1,15 +1,14 @@
 import { buildApp } from './app.js';
+import { buildDeps, closeServices } from './build-services.js';
 import { systemClock } from './clock.js';
 import { redactDatabaseUrl, type Config } from './config.js';
 import { connectStorage, type Storage } from './db/connect.js';
 import { migrateStorage } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { trimMemoryWhenIdle } from './idle-memory.js';
-import { closeSender } from './delivery/guard-options.js';
 import { logDestination } from './log-destination.js';
 import { prepareFirstOwner } from './modules/setup/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
-import { SpoolQuota } from './spool-quota.js';
 
 /**
  * The whole shutdown, from signal to exit, stays inside this (docs/operations.md: within 10 s);
@@ -21,9 +20,9 @@ const DRAIN_LIMIT_MS = 8_000;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-/** The services' dependencies on a real database with the system clock (serve and the CLI). */
+/** The dependencies and services of one app and its worker, on a real database with the system clock (serve and the CLI). */
 export function depsFor(config: Config, storage: Storage): Deps {
-  return { config, db: storage.db, dialect: storage.dialect, clock: systemClock, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
+  return buildDeps(config, storage, systemClock);
 }
 
 /**
@@ -37,6 +36,7 @@ export async function serve(config: Config): Promise<void> {
   const deps = depsFor(config, storage);
   // Every exit from here on goes through destination.exit: a stdout nobody reads cannot hold it.
   const destination = logDestination();
+  // A copy carrying the logger; its `services` is the very object the worker below gets (one hub, one sender).
   const app = await buildApp({ ...deps, logger: { stream: destination.stream } });
   const log = app.log;
   const exit = destination.exit;
@@ -93,7 +93,7 @@ export async function serve(config: Config): Promise<void> {
       clearTimeout(drainLimit);
       clearInterval(reapIdle);
       await workerStopped;
-      await closeSender(deps);
+      await closeServices(deps);
       await storage.close();
     } catch (error) {
       log.error({ err: error }, 'shutdown failed');

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { buildDeps } from '../src/build-services.js';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { connectStorage } from '../src/db/connect.js';
@@ -129,7 +130,7 @@ describeEachEngine('the event stream across processes', (engine) => {
     // A second app on the same PostgreSQL schema: another process, as far as the database can tell.
     const storage = t.storage as typeof t.storage & { url: string; schema: string };
     const second = await connectStorage({ engine: 'postgres', url: storage.url }, { schema: storage.schema, poolSize: 3 });
-    const otherDeps: Deps = { ...t.deps, db: second.db, dialect: second.dialect, openSnapshot: second.openSnapshot };
+    const otherDeps: Deps = buildDeps(t.deps.config, second, t.clock);
     const otherApp = await buildApp(Object.assign(otherDeps, { logger: false as const }));
     const otherWorker = new DeliveryWorker(otherDeps, { idleMs: 200 });
     try {

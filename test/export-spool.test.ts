@@ -31,7 +31,7 @@ describeEachEngine('export spool on disk', (engine) => {
 
   const exportsFolder = () => path.join(dataDir, 'exports');
   const spoolFiles = () => (fs.existsSync(exportsFolder()) ? fs.readdirSync(exportsFolder()).map((name) => path.join(exportsFolder(), name)) : []);
-  const heldByKey = () => t.deps.exportSpool.heldBy(`caller:${key.id}`);
+  const heldByKey = () => t.deps.services.exportSpool.heldBy(`caller:${key.id}`);
 
   async function newKey(creator: Client) {
     const created = await creator.post('/v1/keys', { name: 'exporter', scopes: ['records:read'] });

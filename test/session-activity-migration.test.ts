@@ -4,7 +4,7 @@ import type { Storage } from '../src/db/connect.js';
 import { migratorFor } from '../src/db/migrate.js';
 import { findSession } from '../src/modules/sessions/sessions.js';
 import { sha256Hex } from '../src/secrets.js';
-import { SpoolQuota } from '../src/spool-quota.js';
+import { buildDeps } from '../src/build-services.js';
 import { describeEachEngine, freshStorage, testConfig } from './support/harness.js';
 
 /** Sessions open before 0013 keep working after it: an id from their digest, last used when opened. */
@@ -36,7 +36,7 @@ describeEachEngine('migration 0013-session-activity', (engine) => {
     }
     // A day after it was opened: within the idle limit (3 days) and the lifetime (7).
     const clock = new ManualClock('2026-11-21T10:00:00.000Z');
-    const deps = { config: testConfig(), db, dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
+    const deps = buildDeps(testConfig(), { ...storage, db }, clock);
     expect((await findSession(deps, tokens[0]!))?.person.email).toBe('old@example.com');
 
     expect((await migrator.migrateTo('0012-postgres-pending-events')).error).toBeUndefined();

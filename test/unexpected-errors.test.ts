@@ -7,7 +7,7 @@ import { ManualClock } from '../src/clock.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { Deps } from '../src/deps.js';
 import { OPEN } from '../src/http/access.js';
-import { SpoolQuota } from '../src/spool-quota.js';
+import { buildDeps } from '../src/build-services.js';
 import { expectError, KeyClient, signedInOwner, type Client, type Reply } from './support/client.js';
 import { describeEachEngine, freshStorage, testConfig, type TestApp } from './support/harness.js';
 import { EventStreamReader } from './support/sse.js';
@@ -40,7 +40,7 @@ describeEachEngine('an unexpected failure inside a request', (engine) => {
       },
     });
     const config = testConfig({ database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
-    const deps: Deps = { config, db: storage.db, dialect: storage.dialect, clock: new ManualClock(), openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
+    const deps: Deps = buildDeps(config, storage, new ManualClock());
     const app = await buildApp(Object.assign(deps, { logger: { level: 'error', stream } }));
     await app.ready();
     t = { app, deps, clock: deps.clock as ManualClock, storage, logs, close: async () => (await app.close(), await storage.close()) };
@@ -168,7 +168,7 @@ describe('a second failure while answering the first', () => {
     // Engine-free on purpose: the failure is thrown by a hook, not by a database.
     const storage = await freshStorage('sqlite');
     await migrateToLatest(storage.db);
-    const deps: Deps = { config: testConfig({ database: { engine: 'sqlite', file: storage.url.slice('sqlite:'.length) } }), db: storage.db, dialect: storage.dialect, clock: new ManualClock(), openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
+    const deps: Deps = buildDeps(testConfig({ database: { engine: 'sqlite', file: storage.url.slice('sqlite:'.length) } }), storage, new ManualClock());
     const app = await buildApp(Object.assign(deps, { logger: false as const }));
     // A route whose handler fails and whose onSend hook then fails on the error answer too.
     app.get('/test/fails-twice', {

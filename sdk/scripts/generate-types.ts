@@ -11,7 +11,7 @@ import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { connectStorage } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { SpoolQuota } from '../../src/spool-quota.js';
+import { buildDeps } from '../../src/build-services.js';
 import { GENERATED_TYPES, typesFromOpenApi } from './types-from-openapi.js';
 
 const file = path.join(os.tmpdir(), `plainbase-sdk-types-${randomBytes(6).toString('hex')}.db`);
@@ -19,7 +19,7 @@ const storage = await connectStorage({ engine: 'sqlite', file });
 try {
   await migrateToLatest(storage.db);
   const config = { ...loadConfig({ PLAINBASE_LOG_LEVEL: 'silent' }), database: { engine: 'sqlite' as const, file } };
-  const app = await buildApp({ config, db: storage.db, dialect: storage.dialect, clock: systemClock, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota(), logger: false });
+  const app = await buildApp({ ...buildDeps(config, storage, systemClock), logger: false });
   try {
     const response = await app.inject({ method: 'GET', url: '/v1/openapi.json' });
     if (response.statusCode !== 200) throw new Error(`/v1/openapi.json answered ${response.statusCode}`);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { buildDeps, closeServices } from '../../src/build-services.js';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connectStorage, type Storage } from '../../src/db/connect.js';
@@ -12,7 +13,6 @@ import type { Engine } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Deps } from '../../src/deps.js';
 import type { App } from '../../src/http/app-type.js';
-import { SpoolQuota } from '../../src/spool-quota.js';
 
 export const ENGINES: Engine[] = ['sqlite', 'postgres'];
 
@@ -102,7 +102,7 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
   });
   const clock = new ManualClock();
   const config = testConfig({ ...overrides, database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
-  const deps: Deps = { config, db: appDb(storage.db), dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
+  const deps: Deps = buildDeps(config, { ...storage, db: appDb(storage.db) }, clock);
   // The very object the app uses, so a test can wire more into it later (a DNS resolver).
   const appDeps = Object.assign(deps, { logger: false as const });
   const app = await buildApp(appDeps);
@@ -114,6 +114,7 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
     storage,
     close: async () => {
       await app.close();
+      await closeServices(deps);
       await storage.close();
     },
   };
@@ -126,7 +127,8 @@ export async function startTestApp(engine: Engine, overrides: Partial<Config> = 
 export async function startTestAppBeside(t: TestApp): Promise<TestApp> {
   const { schema } = t.storage as Storage & { schema?: string };
   const storage = await connectStorage(t.deps.config.database, { schema, poolSize: 5 });
-  const deps: Deps = { ...t.deps, db: storage.db, dialect: storage.dialect, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
+  // Its own services (hub, sender, caches), as another process has; the same configuration and resolver.
+  const deps: Deps = Object.assign(buildDeps(t.deps.config, storage, t.clock), { resolveHost: t.deps.resolveHost });
   const app = await buildApp(Object.assign(deps, { logger: false as const }));
   await app.ready();
   return {
@@ -136,6 +138,7 @@ export async function startTestAppBeside(t: TestApp): Promise<TestApp> {
     storage,
     close: async () => {
       await app.close();
+      await closeServices(deps);
       await storage.close();
     },
   };

@@ -1,5 +1,5 @@
 import { boundCondition } from '../../db/bound-condition.js';
-import type { CollectionsTable, Db } from '../../db/schema.js';
+import type { CollectionsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { fastPathOn } from '../../db/fast-paths.js';
 import { LruMap } from '../../lru-map.js';
@@ -17,25 +17,27 @@ import { LruMap } from '../../lru-map.js';
  */
 
 const REMEMBERED = 1000;
-/** Per database: a process may serve several (tests do). */
-const remembered = new WeakMap<Db, LruMap<string, CollectionsTable>>();
+
+declare module '../../services.js' {
+  interface Services {
+    /** Collections last found under an id or name, per workspace (a guess each statement checks). */
+    rememberedCollections: LruMap<string, CollectionsTable>;
+  }
+}
+
+export const noRememberedCollections = (): LruMap<string, CollectionsTable> => new LruMap(REMEMBERED);
 
 const keyOf = (workspaceId: string, idOrName: string) => `${workspaceId}\n${idOrName}`;
 
 /** Remembers the collection found under the reference, where statements are round trips. */
-export function rememberCollection(deps: Pick<Deps, 'db' | 'dialect'>, workspaceId: string, idOrName: string, collection: CollectionsTable): void {
+export function rememberCollection(deps: Pick<Deps, 'dialect' | 'services'>, workspaceId: string, idOrName: string, collection: CollectionsTable): void {
   if (!deps.dialect.statementsRoundTrip) return;
-  let collections = remembered.get(deps.db);
-  if (!collections) {
-    collections = new LruMap(REMEMBERED);
-    remembered.set(deps.db, collections);
-  }
-  collections.set(keyOf(workspaceId, idOrName), collection);
+  deps.services.rememberedCollections.set(keyOf(workspaceId, idOrName), collection);
 }
 
 /** The collection last found under the reference, if any: to be checked with rememberedGuard. */
-export const rememberedCollection = (deps: Pick<Deps, 'db'>, workspaceId: string, idOrName: string): CollectionsTable | undefined =>
-  fastPathOn('remembered-collection') ? remembered.get(deps.db)?.get(keyOf(workspaceId, idOrName)) : undefined;
+export const rememberedCollection = (deps: Pick<Deps, 'services'>, workspaceId: string, idOrName: string): CollectionsTable | undefined =>
+  fastPathOn('remembered-collection') ? deps.services.rememberedCollections.get(keyOf(workspaceId, idOrName)) : undefined;
 
 /** The values of rememberedGuard's four parameters, in order. */
 export const rememberedGuardValues = (collection: CollectionsTable): unknown[] =>

@@ -259,18 +259,16 @@ async function readWatchedAfter(deps: Deps, workspaces: string[], after: number,
   return rows.map(toFeedEvent);
 }
 
-const hubs = new WeakMap<Deps, EventHub>();
-
-/** The hub of a running app, made on first use. */
-export function hubFor(deps: Deps): EventHub {
-  let hub = hubs.get(deps);
-  if (!hub) {
-    hub = new EventHub(deps, { keepBytes: deps.config.streamHubBytes });
-    hubs.set(deps, hub);
+declare module '../../services.js' {
+  interface Services {
+    /** The one reader of newly sequenced events behind every event stream of the app. */
+    eventHub: EventHub;
   }
-  return hub;
 }
 
-export function closeHub(deps: Deps): void {
-  hubs.get(deps)?.close();
+/** The hub of a running app. */
+export const hubFor = (deps: Pick<Deps, 'services'>): EventHub => deps.services.eventHub;
+
+export function closeHub(deps: Pick<Deps, 'services'>): void {
+  deps.services.eventHub.close();
 }

@@ -23,7 +23,7 @@ export class ExportSpool {
 
   /** Opens the caller's share before any work; refused when the caller or workspace is at its limit. */
   static open(deps: Deps, workspaceId: string, caller: string): ExportSpool {
-    const claim = deps.exportSpool.claim([
+    const claim = deps.services.exportSpool.claim([
       { id: `caller:${caller}`, limit: deps.config.exportSpoolBytesPerCaller },
       { id: `workspace:${workspaceId}`, limit: deps.config.exportSpoolBytesPerWorkspace },
     ]);

@@ -53,7 +53,7 @@ const createRecordEventAndAuditForGuessedKey = statement('plainbase_create_recor
  * null when the caller must create the record the transactional way (nothing was written).
  */
 export async function createInOneStatement<Rows extends CreateRows>(
-  deps: Pick<Deps, 'db' | 'dialect'>,
+  deps: Pick<Deps, 'db' | 'dialect' | 'services'>,
   workspaceId: string,
   idOrName: string,
   data: RecordData,

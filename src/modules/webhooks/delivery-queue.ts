@@ -180,7 +180,13 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
 
 /** Events sequenced between two refreshes of the events table's planner statistics. */
 const EVENTS_BETWEEN_STATISTICS = 50_000;
-const sequencedSinceStatistics = new WeakMap<Deps['db'], number>();
+
+declare module '../../services.js' {
+  interface Services {
+    /** Events this app's worker sequenced since it last refreshed the events table's statistics. */
+    sequencedSinceStatistics: { count: number };
+  }
+}
 
 /**
  * After every EVENTS_BETWEEN_STATISTICS events this process sequenced, refreshes the planner's
@@ -191,12 +197,10 @@ const sequencedSinceStatistics = new WeakMap<Deps['db'], number>();
 function refreshStatisticsAfterGrowth(deps: Deps, sequenced: number): void {
   const refresh = deps.dialect.refreshStatistics;
   if (!refresh) return;
-  const total = (sequencedSinceStatistics.get(deps.db) ?? 0) + sequenced;
-  if (total < EVENTS_BETWEEN_STATISTICS) {
-    sequencedSinceStatistics.set(deps.db, total);
-    return;
-  }
-  sequencedSinceStatistics.set(deps.db, 0);
+  const counter = deps.services.sequencedSinceStatistics;
+  counter.count += sequenced;
+  if (counter.count < EVENTS_BETWEEN_STATISTICS) return;
+  counter.count = 0;
   refresh('events').execute(deps.db).catch(() => undefined);
 }
 

@@ -72,25 +72,22 @@ function lastEventId(request: FastifyRequest): string | undefined {
   return value;
 }
 
-/** The open streams of each running app, to end them when it stops. */
-const openStreams = new WeakMap<Deps, Set<EventStream>>();
-
-function streamsOf(deps: Deps): Set<EventStream> {
-  let open = openStreams.get(deps);
-  if (!open) {
-    open = new Set();
-    openStreams.set(deps, open);
+declare module '../../../services.js' {
+  interface Services {
+    /** The app's open event streams, to end them when it stops. */
+    openStreams: Set<EventStream>;
   }
-  return open;
 }
 
+const streamsOf = (deps: Pick<Deps, 'services'>): Set<EventStream> => deps.services.openStreams;
+
 /** How many streams this app holds open now. */
-export function openEventStreams(deps: Deps): number {
+export function openEventStreams(deps: Pick<Deps, 'services'>): number {
   return streamsOf(deps).size;
 }
 
 /** Ends every open stream (the server is stopping). */
-export async function closeEventStreams(deps: Deps): Promise<void> {
+export async function closeEventStreams(deps: Pick<Deps, 'services'>): Promise<void> {
   await Promise.all([...streamsOf(deps)].map((stream) => stream.close('the server is shutting down; reconnect with Last-Event-ID to resume')));
 }
 
@@ -100,7 +97,7 @@ export async function closeEventStreams(deps: Deps): Promise<void> {
  * key, a removed person, ends it; a narrower role narrows what it carries) and closes a consumer
  * that cannot keep up, saying why in a last comment line.
  */
-class EventStream implements RecheckedStream {
+export class EventStream implements RecheckedStream {
   private readonly raw: ServerResponse;
   private subscription: EventSubscription | null = null;
   private heartbeat: NodeJS.Timeout | null = null;

@@ -17,14 +17,21 @@ export interface RecheckedStream {
   follow(abilities: string): Promise<void>;
 }
 
-interface Rechecks {
+export interface Rechecks {
   /** Open streams by the credential they were opened with: one check serves them all. */
   byCredential: Map<string, Set<RecheckedStream>>;
   timer: NodeJS.Timeout | null;
   checking: boolean;
 }
 
-const rechecksOf = new WeakMap<Deps, Rechecks>();
+declare module '../../../services.js' {
+  interface Services {
+    /** The app's open event streams by credential, checked again together on one timer. */
+    streamRechecks: Rechecks;
+  }
+}
+
+export const noRechecks = (): Rechecks => ({ byCredential: new Map(), timer: null, checking: false });
 
 /**
  * Checks the caller of an open stream every RECHECK_MS, sharing the check between every stream
@@ -33,12 +40,7 @@ const rechecksOf = new WeakMap<Deps, Rechecks>();
  * one timer per process, however many streams there are. Returns what stops checking it.
  */
 export function recheckWhileOpen(deps: Deps, stream: RecheckedStream): () => void {
-  let rechecks = rechecksOf.get(deps);
-  if (!rechecks) {
-    rechecks = { byCredential: new Map(), timer: null, checking: false };
-    rechecksOf.set(deps, rechecks);
-  }
-  const state = rechecks;
+  const state = deps.services.streamRechecks;
   const credential = credentialOf(deps, stream.request);
   let streams = state.byCredential.get(credential);
   if (!streams) {

@@ -7,22 +7,20 @@ export interface StreamHolder {
   caller: string;
 }
 
-interface OpenCounts {
+export interface OpenCounts {
   total: number;
   perWorkspace: Map<string, number>;
   perCaller: Map<string, number>;
 }
 
-const counts = new WeakMap<Deps, OpenCounts>();
-
-function countsOf(deps: Deps): OpenCounts {
-  let open = counts.get(deps);
-  if (!open) {
-    open = { total: 0, perWorkspace: new Map(), perCaller: new Map() };
-    counts.set(deps, open);
+declare module '../../../services.js' {
+  interface Services {
+    /** How many event streams the app holds open: in all, per workspace, per caller. */
+    streamSlots: OpenCounts;
   }
-  return open;
 }
+
+export const noStreamSlots = (): OpenCounts => ({ total: 0, perWorkspace: new Map(), perCaller: new Map() });
 
 /**
  * Counts one more open stream, or refuses with 429 naming the cap it would pass: the process's,
@@ -30,7 +28,7 @@ function countsOf(deps: Deps): OpenCounts {
  * or the caller's. Returns what gives the slot back (once, however often it is called).
  */
 export function takeStreamSlot(deps: Deps, holder: StreamHolder): () => void {
-  const open = countsOf(deps);
+  const open = deps.services.streamSlots;
   const { streamsPerProcess, streamsPerWorkspace, streamsPerCaller } = deps.config;
   const workspaceHolds = open.perWorkspace.get(holder.workspaceId) ?? 0;
   const callerHolds = open.perCaller.get(holder.caller) ?? 0;

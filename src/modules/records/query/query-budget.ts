@@ -1,5 +1,4 @@
 import { isStatementTimedOut } from '../../../db/db-errors.js';
-import type { Db } from '../../../db/schema.js';
 import type { Deps } from '../../../deps.js';
 import { AppError, rateLimited } from '../../../errors.js';
 
@@ -66,17 +65,20 @@ function overBudget(ms: number, setting: string, anonymous: boolean): AppError {
 // ---------------------------------------------------------------------------------------------
 // Lanes
 
-interface Lane {
+export interface Lane {
   /** Resolves once the statement may run, with what to call when it has; rejects with a 429 after `maxWaitMs`. */
   enter(maxWaitMs: number, anonymous: boolean): Promise<(ranMs: number) => void>;
 }
 
-/** The lanes of each database (its connection or pool is what they share), by name. */
-const lanesOfDb = new WeakMap<Db, Map<string, Lane>>();
+declare module '../../../services.js' {
+  interface Services {
+    /** The app's query lanes by name: they share its database connection or pool. */
+    queryLanes: Map<string, Lane>;
+  }
+}
 
 function laneOf(deps: Deps, name: string): Lane {
-  let lanes = lanesOfDb.get(deps.db);
-  if (!lanes) lanesOfDb.set(deps.db, (lanes = new Map()));
+  const lanes = deps.services.queryLanes;
   let lane = lanes.get(name);
   if (!lane) {
     const holdsProcess = deps.dialect.readsSynchronously;
