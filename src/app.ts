@@ -16,7 +16,7 @@ import { parseJsonBodies } from './http/json-body.js';
 import { compileValidator, schemaController } from './http/route-compilers.js';
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { instrument } from './http/metrics.js';
-import { logRequests } from './http/request-log.js';
+import { logRequests, requestLogSerializers } from './http/request-log.js';
 import { useRateLimits } from './http/rate-limit.js';
 import { connectRedis } from './http/redis-connection.js';
 import { slowClientServerOptions, watchBodyProgress } from './http/slow-clients.js';
@@ -129,6 +129,8 @@ function loggerOptions(deps: Deps) {
     // Credentials never reach a log line, even if a serializer starts logging headers or bodies.
     // Exact paths: a wildcard path is walked on every line, and no line carries these nested deeper.
     // Request lines carry no headers or bodies at all (request-log.ts); these catch a mistake.
+    // `req` of a request line is the plain object request-log.ts writes, kept whole.
+    serializers: requestLogSerializers,
     redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', 'password', 'token', 'secret'],
   };
 }

@@ -30,7 +30,8 @@ Commands:
       --mode <mode>        live (default) or test: the key's prefix
   listen                   Forward a server's events to a receiver on this machine, signed as
                            webhook deliveries are (see docs/events.md); runs until Ctrl-C
-      --url <url>          the Plainbase server (default: http://127.0.0.1:8080)
+      --url <url>          the Plainbase server (default: http://127.0.0.1 on PLAINBASE_PORT,
+                           8080 when unset)
       --key-stdin          read the API key (with read scopes) from standard input; or set
                            PLAINBASE_KEY
       --forward-to <url>   where to POST each event, like http://localhost:3000/hook
@@ -187,7 +188,7 @@ async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['li
   const forwardTo = values['forward-to'] as string | undefined;
   if (!print && !forwardTo) throw new UsageError('listen needs --forward-to <url>, or --print');
   if (print && forwardTo) throw new UsageError('listen takes --forward-to or --print, not both');
-  const url = (values.url as string | undefined) ?? 'http://127.0.0.1:8080';
+  const url = (values.url as string | undefined) ?? `http://127.0.0.1:${localPort()}`;
   for (const [option, value] of [['url', url], ['forward-to', forwardTo]] as const) {
     if (value !== undefined && !/^https?:\/\//.test(value)) throw new UsageError(`--${option} must be an http:// or https:// URL (got ${JSON.stringify(value)})`);
   }
@@ -213,6 +214,18 @@ async function listenCommand(values: Partial<Record<(typeof COMMAND_OPTIONS)['li
     if (error instanceof ListenError) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/**
+ * The port of a server on this machine, for listen's default --url: PLAINBASE_PORT, as the
+ * server itself reads it (the environment, then a .env file of this folder), 8080 when unset.
+ */
+function localPort(): number {
+  const setting = process.env.PLAINBASE_PORT || dotenv.config({ quiet: true, processEnv: {} }).parsed?.PLAINBASE_PORT;
+  if (setting === undefined || setting === '') return 8080;
+  const port = Number(setting);
+  if (!/^\d+$/.test(setting) || port < 1 || port > 65535) throw new UsageError(`PLAINBASE_PORT must be a port number from 1 to 65535 (got ${JSON.stringify(setting)}); or pass --url`);
+  return port;
 }
 
 /**

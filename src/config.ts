@@ -184,103 +184,86 @@ const publicUrl = z.string().refine((value) => {
 }, 'must be the http:// or https:// address people use to reach this service, such as https://data.example.com');
 
 /**
- * One entry per variable (the name after `PLAINBASE_`): its parser, its default as written in the
- * docs, and what it means. The README's table is checked against this list by test/config.test.ts.
+ * One entry per variable (the name after `PLAINBASE_`): its parser and its default as written in
+ * the docs. What each means is said once, in the README's table, which test/config.test.ts checks
+ * against this list.
  * `secret` values are never echoed in an error line.
  */
 export const VARIABLES = {
-  PORT: { parse: wholeNumber(1, 65535).default(8080), default: '8080', meaning: 'TCP port the HTTP server listens on.' },
+  PORT: { parse: wholeNumber(1, 65535).default(8080), default: '8080' },
   HOST: {
     parse: z.string().refine((value) => !value.includes('/') && !/\s/.test(value), 'must be a host name or an IP address, not a URL').default('127.0.0.1'),
     default: '127.0.0.1',
-    meaning: 'Address to listen on. `0.0.0.0` (or `::`) listens on every interface, as a container needs.',
   },
   DATA_DIR: {
     parse: z.string().default('./data'),
     default: './data',
-    meaning: 'Folder of the SQLite database, of imports and exports while they are transferred and, unless S3 is set, of uploaded files. Created at start if missing; must be writable.',
   },
   DATABASE_URL: {
     parse: z.string().optional(),
     default: '(SQLite in the data folder)',
-    meaning: '`postgres://user:password@host:5432/db` to use PostgreSQL, or `sqlite:/path/to/file.db` for SQLite elsewhere.',
     secret: true,
   },
   DATABASE_DIRECT_URL: {
     parse: z.string().optional(),
     default: '(none)',
-    meaning: 'PostgreSQL only: a direct connection (not through a pooler) to the same database, used for migrations and LISTEN. When set, `PLAINBASE_DATABASE_URL` may point at a transaction-mode pooler (PgBouncer, Supavisor, RDS Proxy). See docs/scaling.md.',
     secret: true,
   },
   PUBLIC_URL: {
     parse: publicUrl.optional(),
     default: 'http://HOST:PORT',
-    meaning: 'The address people and browsers use to reach the service; used in setup and invite links and as the only origin allowed for signed-in requests. Unset in development, a request from the address it was sent to (`localhost` or `127.0.0.1`) is allowed too.',
   },
   ENV: {
     parse: z.enum(['production', 'development'], { error: 'must be production or development' }).default('production'),
     default: 'production',
-    meaning: '`development` drops the Secure flag from the session cookie so http://localhost works; keep `production` anywhere else.',
   },
   API: {
     parse: onOff('on'),
     default: 'on',
-    meaning: '`off`: this process does not serve HTTP (for a worker-only process).',
   },
   WORKER: {
     parse: onOff('on'),
     default: 'on',
-    meaning: 'Whether this process runs the webhook delivery worker. With several processes on one PostgreSQL, any number may run it.',
   },
   BODY_LIMIT: {
     parse: wholeNumber(1024, 1024 ** 3).default(1024 * 1024),
     default: '1048576',
-    meaning: 'Largest JSON request body, in bytes (also the largest record on import).',
   },
   IMPORT_LIMIT: {
     parse: wholeNumber(1024, 1024 ** 4).default(1024 ** 3),
     default: '1073741824',
-    meaning: 'Largest body of an import (`POST /v1/collections/{col}/import`), in bytes; imports are streamed.',
   },
   IMPORT_MAX_RECORDS: {
     parse: wholeNumber(1, 1_000_000_000).default(1_000_000),
     default: '1000000',
-    meaning: 'Most records one import may bring in; an import with more answers 413 and keeps nothing. Every record is an event in the outbox until the webhook worker has fanned it out, so this bounds the backlog one request can make.',
   },
   PAGE_BYTES: {
     parse: wholeNumber(64 * 1024, 1024 ** 3).default(16 * 1024 * 1024),
     default: '16777216',
-    meaning: 'Largest page of any list answer (records, events, collections, the audit log, …), in bytes: a page ends early, with a `nextCursor`, when the next item would take it past this; it always holds at least one item. Also what an export holds in memory at once.',
   },
   DATABASE_POOL_SIZE: {
     parse: wholeNumber(1, 1000).default(10),
     default: '10',
-    meaning: 'PostgreSQL only: connections each process may hold at once. Every process holds up to this many, so N processes need N times it below PostgreSQL\'s `max_connections` (see docs/scaling.md).',
   },
   RATE_LIMIT_PER_KEY: {
     parse: wholeNumber(0, 1_000_000).default(100),
     default: '100',
-    meaning: 'Requests per second for each API key or signed-in person; `0` switches the limit off.',
   },
   RATE_LIMIT_PER_IP: {
     parse: wholeNumber(0, 1_000_000).default(20),
     default: '20',
-    meaning: 'Requests per second for each address making anonymous requests; `0` switches the limit off.',
   },
   QUERY_TIME_MS: {
     parse: wholeNumber(1, 3_600_000).default(2000),
     default: '2000',
-    meaning: 'Time budget, in milliseconds, of each database statement that a caller with a credential shapes: a record list with a filter, a sort or `count=true`, an export with a filter. Past it the statement is stopped and the request answers 400 `INVALID_REQUEST`; an index on the fields queried keeps statements far below it. See docs/queries.md.',
   },
   PUBLIC_QUERY_TIME_MS: {
     parse: wholeNumber(1, 3_600_000).default(500),
     default: '500',
-    meaning: 'The same budget for anonymous callers (reads of public collections without a credential), in milliseconds. See docs/queries.md.',
   },
   TRUST_PROXY: {
     parse: trustProxy.optional(),
     default: '(none)',
-    meaning: 'Which reverse proxies are believed about the client\'s address (`X-Forwarded-For`, and `-Host`, `-Proto`): unset, none (the address of the TCP connection is the client\'s); `1`, `2`, …: that many proxies in front, the nearest first; a comma-separated list of proxy addresses and CIDR ranges (`10.0.0.0/8,127.0.0.1`, also `loopback`, `uniquelocal`); `true`: every one. Every per-address limit and the audit log use the address it gives. See docs/operations.md.',
   },
   REDIS_URL: {
     parse: z
@@ -288,222 +271,180 @@ export const VARIABLES = {
       .regex(/^rediss?:\/\/[^\s]+$/, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379')
       .optional(),
     default: '(none)',
-    meaning: 'A Redis server (`redis://host:6379`, `rediss://` for TLS) where the request rate limits and the failed-authentication limit are counted, so they hold across every process behind a load balancer. Unset: each process counts on its own. See docs/scaling.md.',
     // It may hold a password.
     secret: true,
   },
   AUTH_FAILURES_PER_IP: {
     parse: wholeNumber(0, 1_000_000).default(30),
     default: '30',
-    meaning: 'Refused authentications of a presented credential (bad, revoked or expired API keys, ended sessions; a request with no credential is not counted) per address per minute; past it every refusal from that address is a 429 until the minute is over, while valid credentials from it are still served. `0` switches it off.',
   },
   SESSION_TTL_HOURS: {
     parse: wholeNumber(1, 24 * 365).default(24 * 7),
     default: '168',
-    meaning: 'How long a dashboard session lasts after sign-in, in hours.',
   },
   SESSION_IDLE_MINUTES: {
     parse: wholeNumber(0, 525_600).default(4320),
     default: '4320',
-    meaning: 'A dashboard session not used for this many minutes ends (3 days by default), whatever is left of `PLAINBASE_SESSION_TTL_HOURS`; `0` switches this off. Use is recorded at most once a minute per session.',
   },
   HEADERS_TIMEOUT_SECONDS: {
     parse: wholeNumber(1, 3600).default(20),
     default: '20',
-    meaning: 'How long a client may take to send a request\'s line and headers, counted from its first byte (or from the connection); past it the connection gets 408 and is closed. See docs/operations.md.',
   },
   BODY_TIMEOUT_SECONDS: {
     parse: wholeNumber(1, 3600).default(10),
     default: '10',
-    meaning: 'The window in which a request body must make progress: each window must bring `PLAINBASE_BODY_MIN_BYTES_PER_SECOND` times its length in bytes (or the rest of the body), or the request gets 408 and its connection is closed. Time the server itself is not reading does not count. See docs/operations.md.',
   },
   BODY_MIN_BYTES_PER_SECOND: {
     parse: wholeNumber(0, 1024 ** 3).default(1024),
     default: '1024',
-    meaning: 'Slowest a request body (an import, an upload) may arrive, averaged over each `PLAINBASE_BODY_TIMEOUT_SECONDS`; there is no bound on a body\'s total time. `0`: only a body that sends nothing for a whole window is cut off.',
   },
   SIGN_IN_MAX_FAILURES: {
     parse: wholeNumber(1, 1000).default(5),
     default: '5',
-    meaning: 'Failed sign-ins for one account (email) within `PLAINBASE_SIGN_IN_LOCK_SECONDS` before that account is locked for as long; counted atomically, so a burst checks no more passwords than this.',
   },
   SIGN_IN_MAX_FAILURES_PER_ADDRESS: {
     parse: wholeNumber(1, 1_000_000).default(100),
     default: '100',
-    meaning: 'Failed sign-ins from one client address, whatever the accounts, within `PLAINBASE_SIGN_IN_LOCK_SECONDS` before that address is locked for as long. Keep it far above the per-account limit: many people may share one address.',
   },
   SIGN_IN_LOCK_SECONDS: {
     parse: wholeNumber(1, 86_400).default(900),
     default: '900',
-    meaning: 'The window in which sign-in failures are counted, and how long a lock lasts, in seconds.',
   },
   SIGN_IN_SLOWDOWN_MS: {
     parse: wholeNumber(0, 2000).default(250),
     default: '250',
-    meaning: 'Extra wait per failed sign-in in a row, in milliseconds, to slow down guessing.',
   },
   KEY_PEPPER: {
     parse: z.string().min(32, 'must be at least 32 characters').optional(),
     default: '(none)',
-    meaning: 'Server secret mixed into API-key hashes (HMAC-SHA-256). Set it once and keep it: changing it invalidates every key.',
     secret: true,
   },
   OWNER_EMAIL: {
     parse: z.email('must be an email address').optional(),
     default: '(none)',
-    meaning: 'With `PLAINBASE_OWNER_PASSWORD`: at start, if nobody exists yet, create this owner and a workspace "default".',
   },
   OWNER_PASSWORD: {
     parse: z.string().min(10, 'must be at least 10 characters').optional(),
     default: '(none)',
-    meaning: 'The first owner\'s password (at least 10 characters, not blank, not the email, not a common password). Without both owner variables the server prints a one-time setup link.',
     secret: true,
   },
   WEBHOOK_ALLOW_PRIVATE: {
     parse: flag,
     default: '0',
-    meaning: '`1` lets webhooks call private, loopback and link-local addresses. For tests only; logged as a warning at start.',
   },
   WEBHOOK_CA_FILE: {
     parse: z.string().optional(),
     default: '(none)',
-    meaning: 'Path to a PEM file of extra certificate authorities to trust for webhook HTTPS, for receivers behind a private CA.',
   },
   STREAMS_PER_CALLER: {
     parse: wholeNumber(1, 100_000).default(10),
     default: '10',
-    meaning: 'Event streams (`GET /v1/events/stream`) one API key or signed-in person may hold open at once in this process; one more answers 429.',
   },
   STREAMS_PER_PROCESS: {
     parse: wholeNumber(1, 1_000_000).default(1000),
     default: '1000',
-    meaning: 'Event streams this process holds open at once, over all callers; one more answers 429.',
   },
   STREAMS_PER_WORKSPACE: {
     parse: wholeNumber(1, 1_000_000).default(100),
     default: '100',
-    meaning: 'Event streams one workspace may hold open at once in this process, over all its keys and people, so one workspace cannot take the others\' room; one more answers 429.',
   },
   STREAM_HUB_BYTES: {
     parse: wholeNumber(0, 4 * 1024 ** 3).default(32 * 1024 * 1024),
     default: '33554432',
-    meaning: 'Bytes of recent events (32 MiB) kept in memory for workspaces with an open event stream, so a stream a little behind reads nothing from the database; `0` keeps none.',
   },
   STREAM_DRAIN_SECONDS: {
     parse: wholeNumber(1, 3600).default(10),
     default: '10',
-    meaning: 'Seconds an event stream waits for a consumer to read the 1 MiB waiting for it before closing it as one that cannot keep up.',
   },
   WEBHOOK_CLAIM_SECONDS: {
     // Longer than an attempt can take (10 s), so a live worker never loses a call it is making.
     parse: wholeNumber(15, 3600).default(60),
     default: '60',
-    meaning: 'How long a delivery a worker claimed stays its own, in seconds (15 or more: an attempt may take 10): the deliveries of a worker that died mid-attempt are attempted again by another worker, or after a restart, once this runs out.',
   },
   WEBHOOKS_PER_WORKSPACE: {
     parse: wholeNumber(1, 100_000).default(50),
     default: '50',
-    meaning: 'Most webhooks one workspace may hold; creating one more answers 409 CONFLICT.',
   },
   WORKSPACES_PER_PERSON: {
     parse: wholeNumber(1, 100_000).default(20),
     default: '20',
-    meaning: 'Most workspaces one person may own; creating one more answers 409 CONFLICT. Workspaces they were invited to do not count.',
   },
   API_KEYS_PER_WORKSPACE: {
     parse: wholeNumber(1, 1_000_000).default(500),
     default: '500',
-    meaning: 'Most active API keys one workspace may hold (revoked and expired keys do not count); creating one more answers 409 CONFLICT.',
   },
   COLLECTIONS_PER_WORKSPACE: {
     parse: wholeNumber(1, 1_000_000).default(500),
     default: '500',
-    meaning: 'Most collections one workspace may hold, those in the trash included; creating one more answers 409 CONFLICT.',
   },
   SERVICE_ACCOUNTS_PER_WORKSPACE: {
     parse: wholeNumber(1, 100_000).default(100),
     default: '100',
-    meaning: 'Most service accounts one workspace may hold (deleted ones do not count); creating one more answers 409 CONFLICT.',
   },
   INDEXES_PER_COLLECTION: {
     // Each is a real database index that every write to the collection keeps up to date.
     parse: wholeNumber(1, 1000).default(20),
     default: '20',
-    meaning: 'Most record indexes one collection may hold; creating one more answers 409 CONFLICT.',
   },
   SCHEMA_VERSIONS_PER_COLLECTION: {
     parse: wholeNumber(1, 1_000_000).default(1000),
     default: '1000',
-    meaning: 'Most schema versions one collection may hold (versions are kept for good); creating one more answers 409 CONFLICT.',
   },
   FILE_MAX_BYTES: {
     parse: wholeNumber(1, 5 * 1024 ** 4).default(5 * 1024 ** 3),
     default: '5368709120',
-    meaning: 'Largest file upload, in bytes (5 GiB); uploads are streamed, so memory does not grow with it.',
   },
   PUBLIC_MAX_AGE: {
     parse: wholeNumber(0, 86_400).default(0),
     default: '0',
-    meaning: 'Seconds a browser or shared cache may keep an anonymous read of a public collection (`Cache-Control: public, max-age=…`); `0` sends `no-cache`: ask again each time. Other answers are never kept (docs/security.md, Caching).',
   },
   EXPORT_SPOOL_PER_CALLER: {
     parse: wholeNumber(1024 * 1024, 1024 ** 5).default(1024 ** 3),
     default: '1073741824',
-    meaning: 'Bytes of exports one API key or signed-in person may have spooled on this process\'s disk at once (written, not yet downloaded); past it an export answers 429, or 409 when that export alone is larger. See docs/import-export.md.',
   },
   EXPORT_SPOOL_PER_WORKSPACE: {
     parse: wholeNumber(1024 * 1024, 1024 ** 5).default(2 * 1024 ** 3),
     default: '2147483648',
-    meaning: 'Bytes of exports one workspace, all its callers together, may have spooled on this process\'s disk at once; past it an export answers 429, or 409 when that export alone is larger.',
   },
   EXPORT_STALL_SECONDS: {
     parse: wholeNumber(1, 3600).default(30),
     default: '30',
-    meaning: 'A download of an export that takes no data for this many seconds is ended and its spooled file removed.',
   },
   METRICS_TOKEN: {
     parse: z.string().min(16, 'must be at least 16 characters').regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
     default: '(none)',
-    meaning: 'When set, `GET /metrics` answers only requests with `Authorization: Bearer <this token>` (others get 401); unset, `/metrics` is open. See docs/operations.md.',
     secret: true,
   },
   S3_BUCKET: {
     parse: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)').optional(),
     default: '(none)',
-    meaning: 'Keep file content in this S3 bucket (any S3-compatible store) instead of on disk. The other `PLAINBASE_S3_*` settings apply only with it.',
   },
   S3_ENDPOINT: {
     parse: z.string().refine((value) => /^https?:$/.test(safeUrl(value)?.protocol ?? ''), 'must be an http:// or https:// URL').optional(),
     default: '(AWS)',
-    meaning: 'Address of an S3-compatible service (MinIO, R2, Ceph, …), like `https://s3.example.com`; unset means AWS S3.',
   },
   S3_REGION: {
     parse: z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be a region name like eu-west-1').optional(),
     default: 'us-east-1',
-    meaning: 'Region of the bucket.',
   },
   S3_ACCESS_KEY_ID: {
     parse: z.string().optional(),
     default: '(none)',
-    meaning: 'With `PLAINBASE_S3_SECRET_ACCESS_KEY`: the credentials for the bucket. Unset, the AWS SDK looks for them itself (`AWS_*` variables, instance role).',
   },
   S3_SECRET_ACCESS_KEY: {
     parse: z.string().optional(),
     default: '(none)',
-    meaning: 'The secret that goes with `PLAINBASE_S3_ACCESS_KEY_ID`.',
     secret: true,
   },
   S3_FORCE_PATH_STYLE: {
     parse: flag,
     default: '0',
-    meaning: '`1` addresses the bucket as `endpoint/bucket/key` rather than `bucket.endpoint/key`, as MinIO and most self-hosted stores need.',
   },
   LOG_LEVEL: {
     parse: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     default: 'info',
-    meaning: 'Least severe level written to the JSON log on stdout.',
   },
-} as const satisfies Record<string, { parse: z.ZodType; default: string; meaning: string; secret?: boolean }>;
+} as const satisfies Record<string, { parse: z.ZodType; default: string; secret?: boolean }>;
 
 type Name = keyof typeof VARIABLES;
 type Values = { [K in Name]: z.output<(typeof VARIABLES)[K]['parse']> };

@@ -9,6 +9,7 @@ import { trimMemoryWhenIdle } from './idle-memory.js';
 import { logDestination } from './log-destination.js';
 import { prepareFirstOwner } from './modules/setup/first-owner.js';
 import { purgeExpiredSessions } from './modules/sessions/sessions.js';
+import { purgeExpiredIdempotencyKeys } from './modules/idempotency/idempotency.js';
 
 /**
  * The whole shutdown, from signal to exit, stays inside this (docs/operations.md: within 10 s);
@@ -56,6 +57,7 @@ export async function serve(config: Config): Promise<void> {
   const { created, setupToken } = config.api || config.owner ? await prepareFirstOwner(deps) : { created: null, setupToken: null };
   if (created) log.info({ personId: created.id, email: created.email }, 'created the first owner from PLAINBASE_OWNER_EMAIL');
   await purgeExpiredSessions(deps);
+  await purgeExpiredIdempotencyKeys(deps.db, deps.clock.now());
   if (config.webhookAllowPrivate) {
     log.warn('PLAINBASE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call private and loopback addresses. Never run production like this.');
   }

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../../db/schema.js';
 import { conflict } from '../../errors.js';
 import { idLength } from '../../ids.js';
+import { LruMap } from '../../lru-map.js';
 
 /** How long a key is remembered, as Stripe does. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -89,18 +90,30 @@ export async function eraseStoredAnswers(executor: Executor, erased: ErasedAnswe
 }
 
 /**
+ * How often a process deletes a workspace's expired answers, on that workspace's next write:
+ * an answer outlives its window by at most this much in a workspace that keeps writing.
+ */
+const PURGE_EVERY_MS = 3600 * 1000;
+/** When this process last purged each workspace it wrote to (the least recently written are forgotten first). */
+const lastPurge = new LruMap<string, number>(10_000);
+
+/**
  * Stores the response in the transaction that made the change, so the change and the memory of
  * it commit together. A concurrent request with the same key then fails on the primary key and
  * replays this one instead of creating a second record.
+ *
+ * Before storing it, deletes what has expired: the workspace's expired answers once an hour
+ * (found through the primary key's first column, so a workspace's purge reads its own rows only),
+ * otherwise this key's own expired answer, which would stand in the new one's way.
  */
 export async function storeResponse(executor: Executor, key: IdempotencyKey, now: Date, response: StoredResponse): Promise<void> {
-  await executor
-    .deleteFrom('idempotency_keys')
-    .where('workspace_id', '=', key.workspaceId)
-    .where('caller_id', '=', key.callerId)
-    .where('key', '=', key.key)
-    .where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString())
-    .execute();
+  const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
+  const last = lastPurge.get(key.workspaceId);
+  const purgeWorkspace = last === undefined || now.getTime() - last >= PURGE_EVERY_MS || now.getTime() < last;
+  if (purgeWorkspace) lastPurge.set(key.workspaceId, now.getTime());
+  let expired = executor.deleteFrom('idempotency_keys').where('workspace_id', '=', key.workspaceId);
+  if (!purgeWorkspace) expired = expired.where('caller_id', '=', key.callerId).where('key', '=', key.key);
+  await expired.where('created_at', '<=', cutoff).execute();
   await executor
     .insertInto('idempotency_keys')
     .values({
@@ -115,6 +128,8 @@ export async function storeResponse(executor: Executor, key: IdempotencyKey, now
     .execute();
 }
 
-export async function purgeExpiredIdempotencyKeys(executor: Executor, now: Date): Promise<void> {
-  await executor.deleteFrom('idempotency_keys').where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()).execute();
+/** Deletes every workspace's expired answers: at start, for workspaces that no longer write. */
+export async function purgeExpiredIdempotencyKeys(executor: Executor, now: Date): Promise<number> {
+  const result = await executor.deleteFrom('idempotency_keys').where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
