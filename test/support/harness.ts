@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import { describe, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connectStorage, type Storage } from '../../src/db/connect.js';
 import type { Engine } from '../../src/db/dialect.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Deps } from '../../src/deps.js';
 import type { App } from '../../src/http/app-type.js';
 import { SpoolQuota } from '../../src/spool-quota.js';
+import { testSchemaPrefix } from './global-setup.js';
+import { migratedPostgres, migratedSqlite, sqliteStorageAt, tempSqliteFile, withAdmin, type MigratedStorage } from './migrated-storage.js';
 
 export const ENGINES: Engine[] = ['sqlite', 'postgres'];
 
@@ -28,22 +25,13 @@ export function describeEachEngine(name: string, body: (engine: Engine) => void)
  * A fresh, empty database of the engine: a SQLite file in the temp folder (a file, not
  * ':memory:', so that snapshots can open a second connection to it), or a new PostgreSQL schema.
  */
-export async function freshStorage(engine: Engine): Promise<Storage & { url: string; schema?: string }> {
+export async function freshStorage(engine: Engine): Promise<MigratedStorage> {
   if (engine === 'sqlite') {
-    const file = path.join(os.tmpdir(), `plainbase-test-${randomBytes(6).toString('hex')}.db`);
-    const storage = await connectStorage({ engine: 'sqlite', file });
-    return {
-      ...storage,
-      url: `sqlite:${file}`,
-      close: async () => {
-        await storage.close();
-        for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
-      },
-    };
+    const file = tempSqliteFile();
+    return sqliteStorageAt(file, await connectStorage({ engine: 'sqlite', file }));
   }
-  const url = inject('postgresUrl');
-  if (!url) throw new Error('PostgreSQL is not available to this run');
-  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const url = postgresUrl();
+  const schema = testSchemaName();
   await withAdmin(url, (client) => client.query(`create schema ${schema}`));
   const storage = await connectStorage({ engine: 'postgres', url }, { schema, poolSize: 5 });
   return {
@@ -57,14 +45,23 @@ export async function freshStorage(engine: Engine): Promise<Storage & { url: str
   };
 }
 
-async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
+/**
+ * A fresh database already at the latest migration, as startTestApp's: a copy of a migrated
+ * template on SQLite, an emptied migrated schema on PostgreSQL (support/migrated-storage.ts).
+ */
+export async function migratedStorage(engine: Engine): Promise<MigratedStorage> {
+  return engine === 'sqlite' ? migratedSqlite() : migratedPostgres(postgresUrl(), testSchemaName);
+}
+
+function postgresUrl(): string {
+  const url = inject('postgresUrl');
+  if (!url) throw new Error('PostgreSQL is not available to this run');
+  return url;
+}
+
+/** Named after the run, so that the run's end drops every schema it made (global-setup.ts). */
+function testSchemaName(): string {
+  return `${testSchemaPrefix(inject('testRunId'))}${randomBytes(6).toString('hex')}`;
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -95,11 +92,7 @@ export interface TestApp {
  * database the app uses from the fresh one (a test wraps it to watch its queries: counting-app.ts).
  */
 export async function startTestApp(engine: Engine, overrides: Partial<Config> = {}, appDb: (db: Storage['db']) => Storage['db'] = (db) => db): Promise<TestApp> {
-  const storage = await freshStorage(engine);
-  await migrateToLatest(storage.db).catch(async (error: unknown) => {
-    await storage.close();
-    throw error;
-  });
+  const storage = await migratedStorage(engine);
   const clock = new ManualClock();
   const config = testConfig({ ...overrides, database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
   const deps: Deps = { config, db: appDb(storage.db), dialect: storage.dialect, clock, openSnapshot: storage.openSnapshot, exportSpool: new SpoolQuota() };
