@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/clock.js';
@@ -64,9 +67,24 @@ function testSchemaName(): string {
   return `${testSchemaPrefix(inject('testRunId'))}${randomBytes(6).toString('hex')}`;
 }
 
+let dataDir: string | undefined;
+
+/**
+ * The data folder of this test process (files, import and export spools), in the temp folder and
+ * removed when the process ends: the default, ./data, is the developer's own.
+ */
+export function testDataDir(): string {
+  if (!dataDir) {
+    const made = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-test-data-'));
+    process.once('exit', () => fs.rmSync(made, { recursive: true, force: true }));
+    dataDir = made;
+  }
+  return dataDir;
+}
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ PLAINBASE_LOG_LEVEL: 'silent', PLAINBASE_SIGN_IN_SLOWDOWN_MS: '0' }),
+    ...loadConfig({ PLAINBASE_LOG_LEVEL: 'silent', PLAINBASE_SIGN_IN_SLOWDOWN_MS: '0', PLAINBASE_DATA_DIR: testDataDir() }),
     publicUrl: 'http://plainbase.test',
     // Tests fire requests faster than any client would; the rate-limit test turns these on.
     rateLimitPerIp: 0,
