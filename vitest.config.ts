@@ -18,7 +18,7 @@ const ALONE = [
 
 export default defineConfig({
   test: {
-    globalSetup: ['test/support/global-setup.ts', 'test/support/build-server.ts', 'test/e2e/support/build-dashboard.ts', 'test/support/build-sdk.ts'],
+    globalSetup: ['test/support/global-setup.ts', 'test/support/data-untouched.ts', 'test/support/tools-present.ts', 'test/support/build-server.ts', 'test/e2e/support/build-dashboard.ts', 'test/support/build-sdk.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,

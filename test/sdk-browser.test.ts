@@ -17,7 +17,7 @@ const [vector] = (JSON.parse(readFileSync(new URL('./fixtures/webhook-signatures
  * must (no streamed request bodies over HTTP/1.1), WebCrypto. SQLite only: the server's storage is
  * covered on both engines by the other SDK tests, and one browser session is enough for this.
  */
-describe('the SDK in a browser (Chromium)', () => {
+describe.skipIf(!inject('chromiumPresent'))('the SDK in a browser (Chromium)', () => {
   let w: SdkWorld;
   let browser: Browser;
   beforeAll(async () => {

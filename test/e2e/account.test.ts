@@ -1,5 +1,5 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
 /**
@@ -8,7 +8,7 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
  * http://127.0.0.1:PORT must work; the password is changed from the account page, which signs
  * the other browser out; sign-out that fails says so, and sign-out that works ends the session.
  */
-describe('dashboard: your account, sign-out, and localhost', () => {
+describe.skipIf(!inject('chromiumPresent'))('dashboard: your account, sign-out, and localhost', () => {
   let d: Dashboard;
   let localhost: string;
   const contexts: BrowserContext[] = [];

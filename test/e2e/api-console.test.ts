@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newPersonContext, SCREENSHOTS } from './support/browser.js';
 import { OWNER, startServerAndBrowser } from './support/dashboard.js';
 import type { LiveServer } from './support/live-server.js';
@@ -10,7 +10,7 @@ import type { LiveServer } from './support/live-server.js';
  * /docs is a working API console: in Chromium, a developer authorizes with an API key, tries out
  * GET /v1/me, and sees the key's own workspace answered, as swagger-ui shows it.
  */
-describe('the API console at /docs', () => {
+describe.skipIf(!inject('chromiumPresent'))('the API console at /docs', () => {
   let server: LiveServer;
   let browser: Browser;
   let page: Page;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
 /**
@@ -9,7 +9,7 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
  * a file attached to a record picked from a list, and a collection with a schema exported as CSV
  * and imported back from the same file with every field intact.
  */
-describe('dashboard: data without writing JSON', () => {
+describe.skipIf(!inject('chromiumPresent'))('dashboard: data without writing JSON', () => {
   let d: Dashboard;
   let page: Page;
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
@@ -9,7 +9,7 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
  * records made, filtered, sorted, edited (with the schema's error beside the field), trashed and
  * restored, an import with one bad line, an export, and the trash of collections.
  */
-describe('dashboard: data', () => {
+describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
   let d: Dashboard;
   let page: Page;
   /** Every answer of 400 or more to the owner's page, API calls aside (those are tested on their own). */

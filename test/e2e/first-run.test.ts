@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newPersonContext, screenshot } from './support/browser.js';
 import { startServerAndBrowser } from './support/dashboard.js';
 import type { LiveServer } from './support/live-server.js';
@@ -9,7 +9,7 @@ import type { LiveServer } from './support/live-server.js';
  * creates the owner, who signs out and in again, creates a second workspace and switches
  * between the two.
  */
-describe('first run in the browser', () => {
+describe.skipIf(!inject('chromiumPresent'))('first run in the browser', () => {
   let server: LiveServer;
   let browser: Browser;
   let context: BrowserContext;

@@ -1,5 +1,5 @@
 import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
 /**
@@ -8,7 +8,7 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
  * signed in) before the invite's preview. The page must show the invite whichever comes first;
  * the people tests meet this race only by chance.
  */
-describe('the invite page', () => {
+describe.skipIf(!inject('chromiumPresent'))('the invite page', () => {
   let d: Dashboard;
   let guest: BrowserContext;
 

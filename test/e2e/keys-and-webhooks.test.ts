@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import type { APIRequestContext, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyWebhook } from '../../sdk/src/verify-webhook.js';
 import { Receiver } from '../support/receiver.js';
 import { readClipboard } from './support/browser.js';
@@ -14,7 +14,7 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
  * a webhook to a real receiver on loopback is pinged, delivers a record's event, shows it in its
  * log with the attempt, and replays it.
  */
-describe('dashboard: keys, service accounts and webhooks', () => {
+describe.skipIf(!inject('chromiumPresent'))('dashboard: keys, service accounts and webhooks', () => {
   const TOKEN = /^pb_live_[0-9a-z]{26}_[0-9A-Za-z]{49}$/;
   let d: Dashboard;
   let page: Page;

@@ -1,5 +1,5 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { readClipboard } from './support/browser.js';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
@@ -8,7 +8,7 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
  * the invited person, in their own browser, accepts as a new person; the owner changes their role
  * and then removes them, each time seen from both sides.
  */
-describe('people in the browser', () => {
+describe.skipIf(!inject('chromiumPresent'))('people in the browser', () => {
   let d: Dashboard;
   let guestContext: BrowserContext;
   let guest: Page;

@@ -1,5 +1,5 @@
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
 /**
@@ -8,7 +8,7 @@ import { startDashboard, type Dashboard } from './support/dashboard.js';
  * silently overwrite the program's change: the editor sends If-Match, gets 412 and shows both
  * versions, to reload the saved one or to overwrite it knowingly.
  */
-describe('dashboard: a record changed while it is being edited', () => {
+describe.skipIf(!inject('chromiumPresent'))('dashboard: a record changed while it is being edited', () => {
   let d: Dashboard;
   let page: Page;
   let key: string;

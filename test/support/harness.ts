@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { describe, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { buildDeps, closeServices } from '../../src/build-services.js';
@@ -10,9 +9,10 @@ import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connectStorage, type Storage } from '../../src/db/connect.js';
 import type { Engine } from '../../src/db/dialect.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Deps } from '../../src/deps.js';
 import type { App } from '../../src/http/app-type.js';
+import { testSchemaPrefix } from './global-setup.js';
+import { migratedPostgres, migratedSqlite, sqliteStorageAt, tempSqliteFile, withAdmin, type MigratedStorage } from './migrated-storage.js';
 
 export const ENGINES: Engine[] = ['sqlite', 'postgres'];
 
@@ -28,22 +28,13 @@ export function describeEachEngine(name: string, body: (engine: Engine) => void)
  * A fresh, empty database of the engine: a SQLite file in the temp folder (a file, not
  * ':memory:', so that snapshots can open a second connection to it), or a new PostgreSQL schema.
  */
-export async function freshStorage(engine: Engine): Promise<Storage & { url: string; schema?: string }> {
+export async function freshStorage(engine: Engine): Promise<MigratedStorage> {
   if (engine === 'sqlite') {
-    const file = path.join(os.tmpdir(), `plainbase-test-${randomBytes(6).toString('hex')}.db`);
-    const storage = await connectStorage({ engine: 'sqlite', file });
-    return {
-      ...storage,
-      url: `sqlite:${file}`,
-      close: async () => {
-        await storage.close();
-        for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
-      },
-    };
+    const file = tempSqliteFile();
+    return sqliteStorageAt(file, await connectStorage({ engine: 'sqlite', file }));
   }
-  const url = inject('postgresUrl');
-  if (!url) throw new Error('PostgreSQL is not available to this run');
-  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const url = postgresUrl();
+  const schema = testSchemaName();
   await withAdmin(url, (client) => client.query(`create schema ${schema}`));
   const storage = await connectStorage({ engine: 'postgres', url }, { schema, poolSize: 5 });
   return {
@@ -57,19 +48,43 @@ export async function freshStorage(engine: Engine): Promise<Storage & { url: str
   };
 }
 
-async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
+/**
+ * A fresh database already at the latest migration, as startTestApp's: a copy of a migrated
+ * template on SQLite, an emptied migrated schema on PostgreSQL (support/migrated-storage.ts).
+ */
+export async function migratedStorage(engine: Engine): Promise<MigratedStorage> {
+  return engine === 'sqlite' ? migratedSqlite() : migratedPostgres(postgresUrl(), testSchemaName);
+}
+
+function postgresUrl(): string {
+  const url = inject('postgresUrl');
+  if (!url) throw new Error('PostgreSQL is not available to this run');
+  return url;
+}
+
+/** Named after the run, so that the run's end drops every schema it made (global-setup.ts). */
+function testSchemaName(): string {
+  return `${testSchemaPrefix(inject('testRunId'))}${randomBytes(6).toString('hex')}`;
+}
+
+let dataDir: string | undefined;
+
+/**
+ * The data folder of this test process (files, import and export spools), in the temp folder and
+ * removed when the process ends: the default, ./data, is the developer's own.
+ */
+export function testDataDir(): string {
+  if (!dataDir) {
+    const made = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-test-data-'));
+    process.once('exit', () => fs.rmSync(made, { recursive: true, force: true }));
+    dataDir = made;
   }
+  return dataDir;
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ PLAINBASE_LOG_LEVEL: 'silent', PLAINBASE_SIGN_IN_SLOWDOWN_MS: '0' }),
+    ...loadConfig({ PLAINBASE_LOG_LEVEL: 'silent', PLAINBASE_SIGN_IN_SLOWDOWN_MS: '0', PLAINBASE_DATA_DIR: testDataDir() }),
     publicUrl: 'http://plainbase.test',
     // Tests fire requests faster than any client would; the rate-limit test turns these on.
     rateLimitPerIp: 0,
@@ -95,11 +110,7 @@ export interface TestApp {
  * database the app uses from the fresh one (a test wraps it to watch its queries: counting-app.ts).
  */
 export async function startTestApp(engine: Engine, overrides: Partial<Config> = {}, appDb: (db: Storage['db']) => Storage['db'] = (db) => db): Promise<TestApp> {
-  const storage = await freshStorage(engine);
-  await migrateToLatest(storage.db).catch(async (error: unknown) => {
-    await storage.close();
-    throw error;
-  });
+  const storage = await migratedStorage(engine);
   const clock = new ManualClock();
   const config = testConfig({ ...overrides, database: engine === 'sqlite' ? { engine, file: storage.url.slice('sqlite:'.length) } : { engine, url: storage.url } });
   const deps: Deps = buildDeps(config, { ...storage, db: appDb(storage.db) }, clock);

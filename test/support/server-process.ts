@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +42,9 @@ export async function freePort(): Promise<number> {
  */
 export async function startServer(env: Record<string, string>, readyWithinMs = 90_000): Promise<ServerProcess> {
   const port = await freePort();
+  // A data folder of its own in the temp folder unless the test gives one: the default, ./data
+  // beside the checkout, is the developer's.
+  const ownDataDir = env.PLAINBASE_DATA_DIR === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-server-data-')) : null;
   const child = spawn(process.execPath, ['bin/plainbase.js', 'serve'], {
     cwd: ROOT,
     env: {
@@ -51,11 +57,17 @@ export async function startServer(env: Record<string, string>, readyWithinMs = 9
       PLAINBASE_LOG_LEVEL: env.PLAINBASE_API === 'off' ? 'info' : 'warn',
       PLAINBASE_RATE_LIMIT_PER_KEY: '0',
       PLAINBASE_RATE_LIMIT_PER_IP: '0',
+      ...(ownDataDir ? { PLAINBASE_DATA_DIR: ownDataDir } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      if (ownDataDir) fs.rmSync(ownDataDir, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   const server: ServerProcess = { base: `http://127.0.0.1:${port}`, child, output: [], exited };
   child.stdout!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => server.output.push(chunk.toString()));
