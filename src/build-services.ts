@@ -8,6 +8,7 @@ import { noRechecks } from './http/routes/events/stream-rechecks.js';
 import type { EventStream } from './http/routes/events/stream-events.js';
 import { noRememberedCollections } from './modules/collections/remembered-collections.js';
 import { EventHub } from './modules/events/event-hub.js';
+import { noRememberedKeys } from './modules/keys/key-guess.js';
 import type { Lane } from './modules/records/query/query-budget.js';
 import type { Services } from './services.js';
 import { SpoolQuota } from './spool-quota.js';
@@ -33,6 +34,7 @@ function buildServices(deps: Deps): Services {
     webhookSender: new LazySender(deps),
     eventHub: new EventHub(deps, { keepBytes: deps.config.streamHubBytes }),
     rememberedCollections: noRememberedCollections(),
+    rememberedKeys: noRememberedKeys(),
     queryLanes: new Map<string, Lane>(),
     sequencedSinceStatistics: { count: 0 },
     streamSlots: noStreamSlots(),

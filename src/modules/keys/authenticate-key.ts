@@ -58,10 +58,10 @@ export async function authenticateKey(deps: Deps, token: string, ip: string | nu
   if (!deps.dialect.statementsRoundTrip) return callerOf(deps, hash, parsed, rows, ip);
   try {
     const caller = callerOf(deps, hash, parsed, rows, ip);
-    rememberKeyRows(deps.db, parsed.keyId, rows);
+    rememberKeyRows(deps, parsed.keyId, rows);
     return caller;
   } catch (error) {
-    forgetKeyRows(deps.db, parsed.keyId);
+    forgetKeyRows(deps, parsed.keyId);
     throw error;
   }
 }
@@ -76,7 +76,7 @@ export async function authenticateKey(deps: Deps, token: string, ip: string | nu
 export function guessKeyCaller(deps: Deps, token: string, ip: string | null): { caller: KeyCaller; guard: KeyGuard } | null {
   if (!deps.dialect.statementsRoundTrip || !fastPathOn('key-guess')) return null;
   const parsed = parsedToken(token);
-  const rows = rememberedKeyRows<KeyRow>(deps.db, parsed.keyId);
+  const rows = rememberedKeyRows<KeyRow>(deps, parsed.keyId);
   if (!rows) return null;
   const secretHash = hashToken(token, deps.config.keyPepper);
   let caller: KeyCaller;

@@ -1,10 +1,10 @@
 import { boundCondition } from '../../db/bound-condition.js';
-import type { Db } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
 import { LruMap } from '../../lru-map.js';
 import { GUARD_PARAMETERS, KEY_GUARD, keyConditionSql, ruleValues, type KeyRuleParameters } from './key-rule.js';
 
 /**
- * A key's rows as this process last read them, used as a guess so that a request need not read
+ * A key's rows as this app last read them, used as a guess so that a request need not read
  * them first, where each statement is a round trip (Dialect.statementsRoundTrip: PostgreSQL).
  *
  * A guess is never an answer. A request that starts on one carries a KeyGuess, and every
@@ -34,25 +34,28 @@ export interface KeyGuess {
  */
 export type KeyGuard = KeyRuleParameters;
 
-/** Keys whose rows are kept per database; past it the least recently used goes first. */
+/** Keys whose rows are kept per app; past it the least recently used goes first. */
 const CAPACITY = 10_000;
-const remembered = new WeakMap<Db, LruMap<string, unknown[]>>();
 
-/** The key's rows as last read by this process, if any. */
-export const rememberedKeyRows = <Row>(db: Db, keyId: string): Row[] | undefined => remembered.get(db)?.get(keyId) as Row[] | undefined;
-
-/** Keeps rows the full check just read and accepted, as the next request's guess. */
-export function rememberKeyRows(db: Db, keyId: string, rows: unknown[]): void {
-  let keys = remembered.get(db);
-  if (!keys) {
-    keys = new LruMap(CAPACITY);
-    remembered.set(db, keys);
+declare module '../../services.js' {
+  interface Services {
+    /** The rows of keys this app last accepted, by key id: the next request's guess. */
+    rememberedKeys: LruMap<string, unknown[]>;
   }
-  keys.set(keyId, rows);
 }
 
+/** An empty set of remembered keys, for a new app's services. */
+export const noRememberedKeys = (): LruMap<string, unknown[]> => new LruMap(CAPACITY);
+
+/** The key's rows as last read by this app, if any. */
+export const rememberedKeyRows = <Row>(deps: Pick<Deps, 'services'>, keyId: string): Row[] | undefined =>
+  deps.services.rememberedKeys.get(keyId) as Row[] | undefined;
+
+/** Keeps rows the full check just read and accepted, as the next request's guess. */
+export const rememberKeyRows = (deps: Pick<Deps, 'services'>, keyId: string, rows: unknown[]): void => void deps.services.rememberedKeys.set(keyId, rows);
+
 /** Drops a key's rows: the full check refused it, so it is no guess for anything. */
-export const forgetKeyRows = (db: Db, keyId: string): void => remembered.get(db)?.delete(keyId);
+export const forgetKeyRows = (deps: Pick<Deps, 'services'>, keyId: string): void => void deps.services.rememberedKeys.delete(keyId);
 
 /** How many parameters keyGuardSql takes. */
 export const KEY_GUARD_PARAMETERS = GUARD_PARAMETERS.length;
