@@ -189,6 +189,9 @@ const publicUrl = z.string().refine((value) => {
  * against this list.
  * `secret` values are never echoed in an error line.
  */
+/** The fast paths PLAINBASE_SLOW_PATHS can turn off, for measuring (db/fast-paths.ts says what each is). */
+export const FAST_PATHS = ['key-guess', 'remembered-collection', 'one-statement-create', 'group-commit'] as const;
+
 export const VARIABLES = {
   PORT: { parse: wholeNumber(1, 65535).default(8080), default: '8080' },
   HOST: {
@@ -439,6 +442,14 @@ export const VARIABLES = {
   S3_FORCE_PATH_STYLE: {
     parse: flag,
     default: '0',
+  },
+  SLOW_PATHS: {
+    // Read where the paths are chosen (db/fast-paths.ts); checked here so a typo is a clear start error.
+    parse: z
+      .string()
+      .refine((value) => value.split(',').every((name) => name.trim() === '' || (FAST_PATHS as readonly string[]).includes(name.trim())), `must be a comma list of ${FAST_PATHS.join(', ')}`)
+      .optional(),
+    default: '(none)',
   },
   LOG_LEVEL: {
     parse: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),

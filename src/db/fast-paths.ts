@@ -1,3 +1,5 @@
+import { FAST_PATHS } from '../config.js';
+
 /**
  * The fast paths that can be turned off, to measure what each earns against the plain way in the
  * same run (bench:data with BENCH_SLOW_PATHS) and to hold both to the same answers in tests.
@@ -10,9 +12,7 @@
  * - one-statement-create: a create is one statement (records/one-statement-create.ts; PostgreSQL).
  * - group-commit: SQLite writes that arrive together share one commit (db/group-commit.ts).
  */
-export type FastPath = 'key-guess' | 'remembered-collection' | 'one-statement-create' | 'group-commit';
-
-const FAST_PATHS: readonly FastPath[] = ['key-guess', 'remembered-collection', 'one-statement-create', 'group-commit'];
+export type FastPath = (typeof FAST_PATHS)[number];
 
 let turnedOff = parse(process.env.PLAINBASE_SLOW_PATHS ?? '');
 
