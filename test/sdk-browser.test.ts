@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { launchBrowser } from './e2e/support/browser.js';
+import { launchBrowser, releaseBrowser } from './e2e/support/browser.js';
 import { SDK } from './support/build-sdk.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-world.js';
 
@@ -27,7 +27,7 @@ describe.skipIf(!inject('chromiumPresent'))('the SDK in a browser (Chromium)', (
     expect((await w.main.owner.post('/v1/collections', { name: 'leads' })).status).toBe(201);
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     await w?.close();
   });
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { newPersonContext, SCREENSHOTS } from './support/browser.js';
+import { newPersonContext, releaseBrowser, SCREENSHOTS } from './support/browser.js';
 import { OWNER, startServerAndBrowser } from './support/dashboard.js';
 import type { LiveServer } from './support/live-server.js';
 
@@ -41,7 +41,7 @@ describe.skipIf(!inject('chromiumPresent'))('the API console at /docs', () => {
     page = await context.newPage();
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     await server?.stop();
   });
 

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { newPersonContext, screenshot } from './support/browser.js';
+import { newPersonContext, releaseBrowser, screenshot } from './support/browser.js';
 import { startServerAndBrowser } from './support/dashboard.js';
 import type { LiveServer } from './support/live-server.js';
 
@@ -23,7 +23,7 @@ describe.skipIf(!inject('chromiumPresent'))('first run in the browser', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     await server?.stop();
   });
 

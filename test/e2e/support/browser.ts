@@ -8,11 +8,33 @@ export const CHROMIUM = process.env.PLAINBASE_TEST_CHROMIUM ?? '/usr/bin/chromiu
 
 export const SCREENSHOTS = fileURLToPath(new URL('../../../test-results/screenshots/', import.meta.url));
 
+/** The one Chromium of this test process, launched at the first file that needs it. */
+let shared: Promise<Browser> | null = null;
+
+/**
+ * The browser of this test process: launched once and kept for the files that follow in the same
+ * worker (vitest.config.ts runs a worker's files one after another in one process), since a launch
+ * costs a second or two of a busy machine. Playwright ends it when the process exits. A file gives
+ * it back with releaseBrowser, never close().
+ */
 export async function launchBrowser(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`apt-get install -y chromium\` (.ci/run does it when missing).`);
   }
-  return chromium.launch({ executablePath: CHROMIUM });
+  shared ??= chromium.launch({ executablePath: CHROMIUM }).then((browser) => {
+    browser.on('disconnected', () => (shared = null));
+    return browser;
+  });
+  return shared.catch((error: unknown) => {
+    shared = null;
+    throw error;
+  });
+}
+
+/** Ends what a file opened in the shared browser (its profiles and their pages), leaving it for the next file. */
+export async function releaseBrowser(browser: Browser | undefined): Promise<void> {
+  if (!browser) return;
+  await Promise.all(browser.contexts().map((context) => context.close()));
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { onTestFailed } from 'vitest';
-import { launchBrowser, newPersonContext, screenshot } from './browser.js';
+import { launchBrowser, newPersonContext, releaseBrowser, screenshot } from './browser.js';
 import { startLiveServer, type LiveServer } from './live-server.js';
 
 /**
@@ -46,7 +46,7 @@ export async function startServerAndBrowser(env?: Record<string, string>): Promi
   const [server, browser] = await Promise.allSettled([startLiveServer(env), launchBrowser()]);
   if (server.status === 'fulfilled' && browser.status === 'fulfilled') return { server: server.value, browser: browser.value };
   if (server.status === 'fulfilled') await server.value.stop();
-  if (browser.status === 'fulfilled') await browser.value.close();
+  if (browser.status === 'fulfilled') await releaseBrowser(browser.value);
   throw server.status === 'rejected' ? server.reason : (browser as PromiseRejectedResult).reason;
 }
 
@@ -97,12 +97,12 @@ export async function startDashboard(options: { env?: Record<string, string> } =
       shot: (name, target = page) => screenshot(target, name),
       explainFailure: (pages = [page]) => onTestFailed(() => describeFailure(server, pages)),
       stop: async () => {
-        await browser.close();
+        await releaseBrowser(browser);
         await server.stop();
       },
     };
   } catch (error) {
-    await browser.close();
+    await releaseBrowser(browser);
     await server.stop();
     throw error;
   }
