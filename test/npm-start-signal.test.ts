@@ -1,27 +1,15 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { freePort } from './support/server-process.js';
+import { freePort, portAccepts } from './support/server-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'plainbase-npm-start-'));
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 // What the README tells a person to run and a supervisor to signal. npm runs the script under
 // `sh -c`; without `exec` the shell died of the signal and the server kept running, port and all.
@@ -58,7 +46,7 @@ it('SIGTERM to `npm start` stops the server: the port closes and the process exi
     // npm's exit is not enough: the server it started must be gone too, its port with it.
     let open = true;
     while (open && Date.now() - signalled < 10_000) {
-      open = await portOpen(port);
+      open = await portAccepts(port);
       if (open) await sleep(100);
     }
     expect(open).toBe(false);

@@ -1,10 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './server-process.js';
+import { freePort, portAccepts } from './server-process.js';
 
 /**
  * A real PgBouncer in front of the test PostgreSQL: Debian's package (`apt-get install -y
@@ -86,7 +85,7 @@ ${process.getuid?.() === 0 ? 'user = postgres' : ''}
     await rm(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + 10_000;
-  while (!(await accepts(port))) {
+  while (!(await portAccepts(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`pgbouncer did not start:\n${output.join('')}`);
@@ -97,15 +96,4 @@ ${process.getuid?.() === 0 ? 'user = postgres' : ''}
   url.hostname = '127.0.0.1';
   url.port = String(port);
   return { url: url.toString(), port, log: () => output.join(''), stop };
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

@@ -35,6 +35,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether something accepts connections on the loopback port. */
+export function portAccepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 /**
  * Starts a server with the owner bootstrapped and rate limits off; `env` adds or overrides
  * variables. Resolves once /readyz answers 200, or for a worker-only process
