@@ -35,8 +35,15 @@ export function serverBuildIsFresh(): boolean {
   return inputs.every((input) => fs.statSync(input).mtimeMs <= built.mtimeMs);
 }
 
+/** Set once this run has a build: each project of vitest.config.ts runs this setup, the 'alone' one while the rest still run. */
+const BUILT_THIS_RUN = 'PLAINBASE_TEST_SERVER_BUILT';
+
 export default async function setup(): Promise<void> {
+  // A second build would replace dist/ under the child processes of the files still running.
+  if (process.env[BUILT_THIS_RUN] === '1') return;
+  process.env[BUILT_THIS_RUN] = '1';
   if (serverBuildIsFresh()) return;
+  process.stderr.write('test setup: dist/ is older than src/ (or missing): building the server\n');
   const staging = path.join(ROOT, `.dist-${process.pid}-${Date.now()}`);
   try {
     const { code, output } = await run(process.execPath, [BUILD_SCRIPT, staging]);

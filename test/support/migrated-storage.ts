@@ -141,21 +141,24 @@ export async function migratedPostgres(url: string, newSchemaName: () => string)
     }
   }
   const own = schema;
+  // Once only: a test that closes twice must not hand its schema to two later tests at once.
+  let closed: Promise<void> | null = null;
+  const close = async () => {
+    await storage.close();
+    await withAdmin(url, async (client) => {
+      if (await emptied(client, own)) idleSchemas.push(own);
+      else {
+        migratedSignatures.delete(own);
+        migratedCounts.delete(own);
+        await client.query(`drop schema if exists ${own} cascade`);
+      }
+    });
+  };
   return {
     ...storage,
     url,
     schema: own,
-    close: async () => {
-      await storage.close();
-      await withAdmin(url, async (client) => {
-        if (await emptied(client, own)) idleSchemas.push(own);
-        else {
-          migratedSignatures.delete(own);
-          migratedCounts.delete(own);
-          await client.query(`drop schema if exists ${own} cascade`);
-        }
-      });
-    },
+    close: () => (closed ??= close()),
   };
 }
 
