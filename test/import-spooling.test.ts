@@ -198,12 +198,15 @@ describeEachEngine('export spooling', (engine) => {
     })));
     expect(exportFiles()).toHaveLength(8);
 
-    // Nothing waits on them: writes answer at once (on PostgreSQL, 8 snapshots held would leave
-    // the pool of 5 empty and these waiting), and on SQLite no reader holds an old snapshot.
+    // Nothing waits on them: writes answer while they stall (on PostgreSQL, 8 snapshots held would
+    // leave the pool of 5 empty and these waiting for good), and on SQLite no reader holds an old
+    // snapshot. The bound is not a speed target: it is well under what a write waiting on a lock
+    // takes (SQLite's busy timeout is 5 s) and far over a busy machine's noise (a bound of 100 ms
+    // failed in 2 of 3 CI runs, at 122 and 136 ms).
     for (let i = 0; i < 10; i++) {
       const started = performance.now();
       expect((await owner.post('/v1/collections/leads/records', { data: { during: i } })).status).toBe(201);
-      expect(performance.now() - started).toBeLessThan(100);
+      expect(performance.now() - started).toBeLessThan(2000);
     }
     if (engine === 'sqlite') {
       const { rows } = await sql<{ busy: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(t.deps.db);
