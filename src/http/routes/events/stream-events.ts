@@ -121,6 +121,21 @@ export class EventStream implements RecheckedStream {
   async open(workspaceId: string, filter: EventFilter, after: number | null): Promise<void> {
     streamsOf(this.deps).add(this);
     this.raw.on('close', () => void this.close(null));
+    const subscription = new EventSubscription(this.deps, hubFor(this.deps), workspaceId, filter, after, { send: (events) => this.send(events) }, (error) => {
+      this.request.log.warn({ err: error }, 'event stream: reading events failed');
+      void this.close('the server could not read events; reconnect with Last-Event-ID to resume');
+    });
+    this.subscription = subscription;
+    // "From now" is fixed before the caller hears anything: a client that writes as soon as the
+    // stream answers (or says connected) gets its events, however long joining the hub took.
+    let joined = true;
+    try {
+      await subscription.join();
+    } catch (error) {
+      this.request.log.error({ err: error }, 'event stream: starting failed');
+      joined = false;
+    }
+    if (this.closed) return;
     this.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       // A stream that ends is not followed by another request on its connection: clients reconnect.
@@ -131,21 +146,12 @@ export class EventStream implements RecheckedStream {
       'x-request-id': String(this.request.id),
     });
     this.raw.write(': connected\n\n');
-    const subscription = new EventSubscription(this.deps, hubFor(this.deps), workspaceId, filter, after, { send: (events) => this.send(events) }, (error) => {
-      this.request.log.warn({ err: error }, 'event stream: reading events failed');
-      void this.close('the server could not read events; reconnect with Last-Event-ID to resume');
-    });
-    this.subscription = subscription;
+    // The head has gone out, so no error body can follow: the stream ends saying why, as a
+    // failed read later on ends it (the error goes to the log, not to the caller).
+    if (!joined) return void (await this.close('the server could not read events; reconnect with Last-Event-ID to resume'));
     this.heartbeat = setInterval(() => this.raw.write(': heartbeat\n\n'), HEARTBEAT_MS);
     this.stopRechecks = recheckWhileOpen(this.deps, this);
-    try {
-      await subscription.start();
-    } catch (error) {
-      // The head has gone out, so no error body can follow: the stream ends saying why, as a
-      // failed read later on ends it (the error goes to the log, not to the caller).
-      this.request.log.error({ err: error }, 'event stream: starting failed');
-      await this.close('the server could not read events; reconnect with Last-Event-ID to resume');
-    }
+    subscription.begin();
   }
 
   private async send(events: FeedEvent[]): Promise<boolean> {
@@ -206,8 +212,9 @@ export class EventStream implements RecheckedStream {
     this.release();
     this.subscription?.close();
     const socket = this.raw.socket;
-    // The consumer went away: nothing to say, and its connection goes too.
-    if (reason === null) {
+    // The consumer went away, or the stream closed while it joined, before its head went out
+    // (the server stopping): nothing to say, and its connection goes too.
+    if (reason === null || !this.raw.headersSent) {
       socket?.destroy();
       return;
     }
