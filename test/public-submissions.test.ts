@@ -185,6 +185,10 @@ describeEachEngine('public submissions', (engine) => {
     const list = await owner.get('/v1/collections');
     expect(JSON.stringify(list.body)).not.toContain(SECRET);
 
+    // Changing the description alone (as the dashboard does) keeps the submissions and their secret.
+    const described = await owner.patch(`/v1/collections/${col}`, { settings: { description: 'Sign-ups' } });
+    expect(described.body.settings).toEqual({ description: 'Sign-ups', submissions: read.body.settings.submissions });
+    expectError(await submit(col, { data: {} }), 403, 'CAPTCHA_FAILED');
     // Sent back as read (no secret): the stored secret stays.
     const same = await owner.patch(`/v1/collections/${col}`, { settings: { submissions: read.body.settings.submissions } });
     expect(same.status, JSON.stringify(same.body)).toBe(200);
