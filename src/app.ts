@@ -11,6 +11,9 @@ import type { App } from './http/app-type.js';
 import { LocalAuthFailureLimiter, RedisAuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
 import { settleKeyGuess } from './http/auth.js';
 import { setCacheHeaders } from './http/cache-headers.js';
+import { corsHook } from './http/cors.js';
+import { LocalSubmissionLimiter, RedisSubmissionLimiter } from './http/submission-limiter.js';
+import { flushSubmissionCounts } from './modules/submissions/submission-counts.js';
 import { registerDashboard } from './http/dashboard.js';
 import { parseJsonBodies } from './http/json-body.js';
 import { compileValidator, schemaController } from './http/route-compilers.js';
@@ -98,12 +101,22 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     setCacheHeaders(deps.config, request, reply);
     done(null, payload);
   });
+  // Cross-origin calls: preflights answered here, before authentication (cors.ts).
+  app.addHook('onRequest', corsHook(deps));
+  // Public submissions are counted in memory and written every 10 s and at close (submission-counts.ts).
+  const flushCounts = () => flushSubmissionCounts(deps).catch((error: unknown) => app.log.error({ err: error }, 'writing submission counts failed'));
+  const countFlusher = setInterval(flushCounts, 10_000).unref();
+  app.addHook('onClose', async () => {
+    clearInterval(countFlusher);
+    await flushCounts();
+  });
   // With PLAINBASE_REDIS_URL the limits are counted in Redis, shared by every process.
   const redis = deps.config.redisUrl ? await connectRedis(deps.config.redisUrl, app.log) : null;
   if (redis) app.addHook('onClose', () => redis.disconnect());
   const failuresPerIp = deps.config.authFailuresPerIp;
   app.addHook('onRequest', authenticateCountingFailures(deps, redis ? new RedisAuthFailureLimiter(failuresPerIp, redis) : new LocalAuthFailureLimiter(failuresPerIp)));
   await useRateLimits(app, deps.config, redis);
+  app.decorate('submissionLimiter', redis ? new RedisSubmissionLimiter(redis) : new LocalSubmissionLimiter());
   app.setErrorHandler(errorHandler());
   app.setNotFoundHandler((request) => {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);
