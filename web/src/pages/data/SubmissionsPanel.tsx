@@ -129,7 +129,7 @@ export function SubmissionsPanel(props: { collection: Collection; canUpdate: boo
       </Field>
       <Field
         label="Honeypot field (optional)"
-        hint="The name of a hidden field people never see and bots fill in; a submission with it filled in is answered as accepted, and not kept. Empty: none."
+        hint="The name of a hidden field people never see and bots fill in (letters, digits, _ and -); a submission with it filled in is answered as accepted, and not kept. Empty: none."
         error={fieldErrorsWithin(saveError, `${FIELD}.honeypot`).join(' ') || undefined}
       >
         <input value={honeypot} onChange={(event) => setHoneypot(event.target.value)} disabled={disabled} spellCheck={false} autoComplete="off" placeholder="website" />

@@ -24,8 +24,9 @@ export function originProblem(origin: string): string | null {
     return `${origin} is not an origin: write it as scheme://host or scheme://host:port, like https://example.com.`;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${origin} is not an origin: it must start with https:// (or http://).`;
-  // A browser's Origin header is exactly url.origin: lower-case host, no default port, no path.
-  if (url.origin !== origin) {
+  // A browser's Origin header is exactly url.origin: no default port, no path. Upper-case letters
+  // are let through: the service stores the origin in lower case.
+  if (url.origin !== origin.toLowerCase()) {
     const hasMore = url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '';
     return hasMore
       ? `${origin} is not an origin: leave out the path and anything after the host and port (${url.origin}).`
