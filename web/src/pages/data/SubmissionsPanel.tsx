@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, fieldErrorsWithin } from '../../api.js';
+import { useSession } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
@@ -24,6 +25,7 @@ const FIELD = 'settings.submissions';
  * replace it, and choosing no provider removes it. Viewers see it all, disabled.
  */
 export function SubmissionsPanel(props: { collection: Collection; canUpdate: boolean; onSaved: () => Promise<void> }): React.JSX.Element {
+  const session = useSession();
   const stored = submissionsOf(props.collection);
   const [enabled, setEnabled] = useState(false);
   const [originsText, setOriginsText] = useState('');
@@ -167,7 +169,7 @@ export function SubmissionsPanel(props: { collection: Collection; canUpdate: boo
       {props.canUpdate ? (
         <FormActions label="Save submission settings" busyLabel="Saving…" busy={busy} />
       ) : (
-        <p className="hint">Your role can see these settings but not change them.</p>
+        <p className="hint">Your role ({session.workspace.role}) can read these settings but not change them.</p>
       )}
     </form>
   );
