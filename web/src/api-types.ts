@@ -66,24 +66,10 @@ export type AttemptResult = Omit<Attempt, 'id' | 'at'>;
 
 // Public submissions (a collection's settings.submissions, and its counts per hour)
 /** A collection's public submissions as the API shows them: the CAPTCHA's secret is never read back. */
-export interface SubmissionSettings {
-  enabled: boolean;
-  origins: string[];
-  ratePerMinute?: number;
-  honeypot?: string;
-  captcha?: { provider: 'turnstile' | 'hcaptcha' };
-}
+export type SubmissionSettings = NonNullable<Collection['settings']['submissions']>;
 /** What a change sends: a secret with the provider sets it, the provider alone keeps it, null removes the CAPTCHA. */
-export interface SubmissionSettingsInput extends Omit<SubmissionSettings, 'captcha'> {
-  captcha?: { provider: 'turnstile' | 'hcaptcha'; secret?: string } | null;
-}
-/** Why a submission was refused, as the counts name it. */
-export type SubmissionRefusal = 'ORIGIN_NOT_ALLOWED' | 'RATE_LIMITED' | 'CAPTCHA_FAILED' | 'HONEYPOT' | 'TOO_LARGE' | 'INVALID';
+export type SubmissionSettingsInput = NonNullable<NonNullable<RequestBody<'/v1/collections/{col}', 'patch'>['settings']>['submissions']>;
 /** Accepted and refused submissions of the last 24 hours, one entry an hour, oldest first. */
-export interface SubmissionCounts {
-  collectionId: string;
-  hours: { hour: string; accepted: number; refused: number }[];
-  accepted: number;
-  refused: number;
-  refusedBy: Record<SubmissionRefusal, number>;
-}
+export type SubmissionCounts = Answer<'/v1/collections/{col}/submissions', 'get'>;
+/** Why a submission was refused, as the counts name it. */
+export type SubmissionRefusal = keyof SubmissionCounts['refusedBy'];

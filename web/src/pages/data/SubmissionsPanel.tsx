@@ -11,8 +11,7 @@ import type { CaptchaProvider } from './submission-snippets.js';
 
 /** A collection's public submissions setting, or the one it has before anybody turned them on. */
 export function submissionsOf(collection: Collection): SubmissionSettings {
-  const stored = (collection.settings as { submissions?: SubmissionSettings }).submissions;
-  return stored ?? { enabled: false, origins: [] };
+  return collection.settings.submissions ?? { enabled: false, origins: [] };
 }
 
 const PROVIDERS: Record<CaptchaProvider, string> = { turnstile: 'Cloudflare Turnstile', hcaptcha: 'hCaptcha' };
