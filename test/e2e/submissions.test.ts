@@ -161,7 +161,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
     expect(records.body.data.map((record: { data: unknown }) => record.data)).toEqual([{ name: 'text', email: 'ada@example.com' }]);
   });
 
-  // Waits for form bodies (urlencoded, multipart) on the public submissions route.
+  // Needs form bodies on the public submissions route (branch forms): un-skip once it is merged (it passes with forms at 3f040ff).
   it.skip('gives an HTML form that, pasted into a page of an allowed site, posts a record from the browser and comes back', async () => {
     const snippets = page.getByRole('region', { name: 'Collect from a web page' });
     await snippets.getByRole('button', { name: 'Copy HTML form' }).click();
@@ -183,8 +183,8 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
     await form.getByRole('heading', { name: 'Thank you' }).waitFor();
     await visitor.close();
     expected.accepted += 1;
-    const records = await callApi(d.context.request, 'GET', '/v1/collections/signups/records?filter=' + encodeURIComponent('data.name == "Grace Hopper"'));
-    expect(records.body.data.map((record: { data: unknown }) => record.data)).toEqual([{ name: 'Grace Hopper', email: 'grace@example.com' }]);
+    const records = await callApi(d.context.request, 'GET', '/v1/collections/signups/records?sort=-createdAt&limit=1');
+    expect(records.body.data[0].data).toEqual({ name: 'Grace Hopper', email: 'grace@example.com' });
   });
 
   it('shows accepted and refused submissions of the last 24 hours in the chart', async () => {
