@@ -66,7 +66,7 @@ describe('the snippets to paste into a web page', () => {
       [
         '<form method="post" action="http://localhost:8080/v1/collections/col_0123456789abcdefghijklmnop/records">',
         '  <label>Name <input type="text" name="name" required></label>',
-        '  <!-- Where the browser goes once the record is kept: a page on an allowed origin. -->',
+        '  <!-- Where the browser goes afterwards, a page on an allowed origin; a refusal adds ?error=CODE to it. -->',
         '  <input type="hidden" name="redirect" value="https://example.com/thanks">',
         '  <button type="submit">Send</button>',
         '</form>',
@@ -82,6 +82,8 @@ describe('the snippets to paste into a web page', () => {
         age: { type: 'integer', minimum: 0, maximum: 150 },
         plan: { enum: ['free', 'pro'] },
         newsletter: { type: 'boolean' },
+        address: { type: ['object', 'null'] },
+        tags: { type: 'array', items: { type: 'string' } },
       },
       required: ['email'],
     };
@@ -90,6 +92,8 @@ describe('the snippets to paste into a web page', () => {
     expect(html).toContain('<label>age <input type="number" name="age" min="0" max="150"></label>');
     expect(html).toContain('<select name="plan">\n      <option>free</option>\n      <option>pro</option>\n    </select>');
     expect(html).toContain('<label><input type="checkbox" name="newsletter" value="true"> newsletter</label>');
+    expect(html).toContain('<!-- address holds an object, which a plain form cannot send: use the fetch snippet for it. -->');
+    expect(html).toContain('<label>tags <textarea name="tags"></textarea></label>');
     expect(html).toMatch(/<div style="position: absolute; left: -10000px" aria-hidden="true">\n {4}<input type="text" name="website" tabindex="-1" autocomplete="off">/);
     expect(html).toContain('<div class="cf-turnstile" data-sitekey="YOUR_SITE_KEY"></div>');
     expect(html).toContain('<script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>');

@@ -50,7 +50,12 @@ export function exampleRedirect(origins: readonly string[]): string {
 export function htmlFormSnippet(settings: SnippetSettings): string {
   const fields = formFields(settings.schema) ?? [exampleField()];
   const lines = [`<form method="post" action="${escapeHtml(settings.action)}">`];
-  for (const field of fields) lines.push(...fieldLines(field).map((line) => `  ${line}`));
+  for (const field of fields) {
+    const controls = isObjectProperty(settings.schema, field.name)
+      ? [`<!-- ${escapeHtml(field.name)} holds an object, which a plain form cannot send: use the fetch snippet for it. -->`]
+      : fieldLines(field);
+    lines.push(...controls.map((line) => `  ${line}`));
+  }
   if (settings.honeypot) {
     lines.push(
       '  <!-- Left empty by people, filled in by bots: a submission with it filled in is not kept. -->',
@@ -61,7 +66,7 @@ export function htmlFormSnippet(settings: SnippetSettings): string {
   }
   if (settings.captcha) lines.push(`  <div class="${CAPTCHA_WIDGETS[settings.captcha].widgetClass}" data-sitekey="YOUR_SITE_KEY"></div>`);
   lines.push(
-    '  <!-- Where the browser goes once the record is kept: a page on an allowed origin. -->',
+    '  <!-- Where the browser goes afterwards, a page on an allowed origin; a refusal adds ?error=CODE to it. -->',
     `  <input type="hidden" name="redirect" value="${escapeHtml(settings.redirect)}">`,
     '  <button type="submit">Send</button>',
     '</form>',
@@ -88,6 +93,14 @@ export function fetchSnippet(settings: SnippetSettings): string {
     `}`,
     `const created = await response.json(); // { id, collectionId, revision, createdAt, … }`,
   ].join('\n');
+}
+
+/** Whether the schema's property is an object (a form sends only text, repeated for a list). */
+function isObjectProperty(schema: unknown, name: string): boolean {
+  const properties = (schema as { properties?: Record<string, unknown> } | null)?.properties;
+  const property = properties && Object.hasOwn(properties, name) ? (properties[name] as { type?: unknown } | null) : null;
+  const types = Array.isArray(property?.type) ? property.type : [property?.type];
+  return types.includes('object');
 }
 
 function exampleField(): FormField {
