@@ -216,7 +216,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
   it('shows a viewer the settings, the snippets and the chart, and lets them change nothing', async () => {
     const invite = await callApi(d.context.request, 'POST', '/v1/invites', { email: 'vera@example.com', role: 'viewer' });
     expect(invite.status).toBe(201);
-    const viewer = await d.newContext();
+    const viewer = await d.newContext({ narrow: true }); // a phone: the panel and the chart fit its width
     const accepted = await viewer.request.post(`/v1/invites/${invite.body.token}/accept`, { data: { name: 'Vera Viewer', password: 'viewer password 123' } });
     expect(accepted.status()).toBe(200);
     const viewerPage = await viewer.newPage();
@@ -231,6 +231,8 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
     expect(await panel.getByRole('button').count()).toBe(0);
     await viewerPage.getByRole('region', { name: 'Collect from a web page' }).waitFor();
     expect(await textOf(viewerPage.locator('.chart-summary'))).toMatch(new RegExp(`^${expected.accepted} accepted, ${expected.refused} refused in the last 24 hours`));
+    // Nothing pushes the page wider than the phone (a snippet's long Copy button did, before its caption wrapped).
+    expect(await viewerPage.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await d.shot('submissions-viewer', viewerPage);
     // The API refuses the viewer too; the settings stay as they were.
     const refused = await callApi(viewer.request, 'PATCH', '/v1/collections/signups', { settings: { submissions: { enabled: false, origins: [] } } });
