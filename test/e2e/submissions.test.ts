@@ -92,6 +92,10 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
     expect(await textOf(honeypotError)).toContain('settings.submissions.honeypot');
     expect((await callApi(d.context.request, 'GET', '/v1/collections/signups')).body.settings.submissions).toBeUndefined();
 
+    // A field of the schema cannot be the trap: people fill it in.
+    await panel.getByLabel('Honeypot field (optional)').fill('email');
+    await panel.getByRole('button', { name: 'Save submission settings' }).click();
+    await panel.getByText('email is a field of the active schema: people fill it in').waitFor();
     await panel.getByLabel('Honeypot field (optional)').fill('website');
     await panel.getByRole('button', { name: 'Save submission settings' }).click();
     await panel.getByRole('status').filter({ hasText: 'Submission settings saved.' }).waitFor();

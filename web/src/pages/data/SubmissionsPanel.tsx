@@ -6,6 +6,7 @@ import { Field } from '../../ui/Field.js';
 import { FormActions } from '../../ui/FormActions.js';
 import type { Collection, SubmissionSettings, SubmissionSettingsInput } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
+import { formFields } from './schema-form.js';
 import { ANY_ORIGIN, originsOfText, originsProblems } from './submission-origins.js';
 import type { CaptchaProvider } from './submission-snippets.js';
 
@@ -23,7 +24,7 @@ const FIELD = 'settings.submissions';
  * The CAPTCHA's secret is write-only: the API says only that one is set, so the form offers to
  * replace it, and choosing no provider removes it. Viewers see it all, disabled.
  */
-export function SubmissionsPanel(props: { collection: Collection; canUpdate: boolean; onSaved: () => Promise<void> }): React.JSX.Element {
+export function SubmissionsPanel(props: { collection: Collection; schema: unknown; canUpdate: boolean; onSaved: () => Promise<void> }): React.JSX.Element {
   const session = useSession();
   const stored = submissionsOf(props.collection);
   const [enabled, setEnabled] = useState(false);
@@ -33,7 +34,7 @@ export function SubmissionsPanel(props: { collection: Collection; canUpdate: boo
   const [provider, setProvider] = useState<CaptchaProvider | ''>('');
   const [secret, setSecret] = useState('');
   const [replacingSecret, setReplacingSecret] = useState(false);
-  const [problem, setProblem] = useState<{ field: 'origins' | 'rate' | 'secret'; text: string } | null>(null);
+  const [problem, setProblem] = useState<{ field: 'origins' | 'rate' | 'honeypot' | 'secret'; text: string } | null>(null);
   const [saveError, setSaveError] = useState<unknown>(null);
   const [saved, setSaved] = useState('');
   const [busy, setBusy] = useState(false);
@@ -62,6 +63,10 @@ export function SubmissionsPanel(props: { collection: Collection; canUpdate: boo
     const ratePerMinute = rate.trim() === '' ? undefined : Number(rate);
     if (ratePerMinute !== undefined && !(Number.isInteger(ratePerMinute) && ratePerMinute >= 1)) {
       return { problem: { field: 'rate', text: 'Write a whole number of submissions, 1 or more (or leave it empty for 10).' } };
+    }
+    // The honeypot's value is dropped and a filled one drops the whole submission: a real field of the form must not be it.
+    if (honeypot.trim() && (formFields(props.schema) ?? []).some((field) => field.name === honeypot.trim())) {
+      return { problem: { field: 'honeypot', text: `${honeypot.trim()} is a field of the active schema: people fill it in, so their submissions would be dropped. Choose a name the schema does not use.` } };
     }
     if (askSecret && secret.trim() === '') return { problem: { field: 'secret', text: `Paste the secret key of your ${PROVIDERS[provider as CaptchaProvider]} site.` } };
     const captcha = provider === '' ? (storedProvider ? null : undefined) : askSecret ? { provider, secret: secret.trim() } : { provider };
@@ -96,7 +101,7 @@ export function SubmissionsPanel(props: { collection: Collection; canUpdate: boo
     }
   }
 
-  const errorOf = (field: 'origins' | 'rate' | 'secret', apiField: string) =>
+  const errorOf = (field: 'origins' | 'rate' | 'honeypot' | 'secret', apiField: string) =>
     [problem?.field === field ? problem.text : '', ...fieldErrorsWithin(saveError, `${FIELD}.${apiField}`)].filter(Boolean).join(' ') || undefined;
   const disabled = !props.canUpdate;
 
@@ -131,7 +136,7 @@ export function SubmissionsPanel(props: { collection: Collection; canUpdate: boo
       <Field
         label="Honeypot field (optional)"
         hint="The name of a hidden field people never see and bots fill in (letters, digits, _ and -); a submission with it filled in is answered as accepted, and not kept. Empty: none."
-        error={fieldErrorsWithin(saveError, `${FIELD}.honeypot`).join(' ') || undefined}
+        error={errorOf('honeypot', 'honeypot')}
       >
         <input value={honeypot} onChange={(event) => setHoneypot(event.target.value)} disabled={disabled} spellCheck={false} autoComplete="off" placeholder="website" />
       </Field>

@@ -12,7 +12,7 @@ export function SubmissionsSection(props: { collection: Collection; schema: unkn
   const enabled = submissionsOf(props.collection).enabled;
   return (
     <>
-      <SubmissionsPanel collection={props.collection} canUpdate={props.canUpdate} onSaved={props.onSaved} />
+      <SubmissionsPanel collection={props.collection} schema={props.schema} canUpdate={props.canUpdate} onSaved={props.onSaved} />
       {enabled ? <SubmissionSnippets collection={props.collection} schema={props.schema} /> : null}
       {enabled || submissionsOf(props.collection).origins.length > 0 ? <SubmissionsChart collection={props.collection.name} /> : null}
     </>
