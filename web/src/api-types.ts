@@ -63,3 +63,13 @@ export type Person = SessionBody['person'];
 export type Workspace = SessionBody['workspaces'][number];
 /** One call to the receiver and how it answered; a ping's result has the same shape without id and time. */
 export type AttemptResult = Omit<Attempt, 'id' | 'at'>;
+
+// Public submissions (a collection's settings.submissions, and its counts per hour)
+/** A collection's public submissions as the API shows them: the CAPTCHA's secret is never read back. */
+export type SubmissionSettings = NonNullable<Collection['settings']['submissions']>;
+/** What a change sends: a secret with the provider sets it, the provider alone keeps it, null removes the CAPTCHA. */
+export type SubmissionSettingsInput = NonNullable<NonNullable<RequestBody<'/v1/collections/{col}', 'patch'>['settings']>['submissions']>;
+/** Accepted and refused submissions of the last 24 hours, one entry an hour, oldest first. */
+export type SubmissionCounts = Answer<'/v1/collections/{col}/submissions', 'get'>;
+/** Why a submission was refused, as the counts name it. */
+export type SubmissionRefusal = keyof SubmissionCounts['refusedBy'];

@@ -196,6 +196,16 @@ export function fieldError(error: unknown, field: string): string | undefined {
   return match.message || (error as ApiError).message;
 }
 
+/**
+ * The error texts for a field and everything inside it (`settings.submissions.origins` covers
+ * `…origins.2`), each with its field named, for a form control that edits a whole list or object.
+ */
+export function fieldErrorsWithin(error: unknown, field: string): string[] {
+  return fieldErrors(error)
+    .filter((entry) => entry.field === field || entry.field.startsWith(`${field}.`))
+    .map((entry) => (entry.message ? `${entry.field} ${entry.message}.` : (error as ApiError).message));
+}
+
 /** One page of a cursor-paged list (docs/design.md §2); `total` only from the record list's count=true (§5). */
 export interface Page<T> {
   data: T[];

@@ -9,7 +9,8 @@ const RETRIES = 2;
  * is opened again and is fetched afresh behind it (staleTime 0); every successful write marks the
  * whole cache stale (invalidateAfterWrite), so what a page shows next never predates a change made
  * here. No refetch on window focus: the records page hears of changes through the event stream,
- * and a form opened from a loaded value must not be reset under the person typing in it.
+ * and a form opened from a loaded value must not be reset under the person typing in it (figures
+ * that change on their own, like the submissions chart, ask for it: useApiQuery's refreshEveryMs).
  */
 export const queryClient = new QueryClient({
   defaultOptions: {

@@ -16,12 +16,15 @@ export interface Loaded<T> {
  * and parameters); the selected workspace is added to it, so two workspaces never share an answer.
  * `load` gets the query's AbortSignal: leaving the page, or changing the key, cancels the request.
  * A failed load shows its error instead of what was there, so nothing stale stands beside it.
- * `enabled: false` waits (for what the key depends on) without loading.
+ * `enabled: false` waits (for what the key depends on) without loading. `refreshEveryMs` loads it
+ * again that often and whenever the tab comes back into focus: for figures that change on their
+ * own (counts), never for what a form was filled from.
  */
-export function useApiQuery<T>(key: readonly unknown[], load: (signal: AbortSignal) => Promise<T>, options: { enabled?: boolean } = {}): Loaded<T> {
+export function useApiQuery<T>(key: readonly unknown[], load: (signal: AbortSignal) => Promise<T>, options: { enabled?: boolean; refreshEveryMs?: number } = {}): Loaded<T> {
   const queryKey = useWorkspaceKey(key);
   const client = useQueryClient();
-  const query = useQuery({ queryKey, queryFn: ({ signal }) => load(signal), enabled: options.enabled ?? true });
+  const refresh = options.refreshEveryMs === undefined ? {} : { refetchInterval: options.refreshEveryMs, refetchOnWindowFocus: true };
+  const query = useQuery({ queryKey, queryFn: ({ signal }) => load(signal), enabled: options.enabled ?? true, ...refresh });
   return {
     data: query.isError ? undefined : query.data,
     error: query.error,

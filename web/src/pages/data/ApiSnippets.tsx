@@ -1,5 +1,5 @@
 import { Link } from '../../router.js';
-import { CopyButton } from '../../ui/CopyButton.js';
+import { CodeSnippet } from '../../ui/CodeSnippet.js';
 import { exampleRecord } from './example-record.js';
 
 /**
@@ -36,21 +36,8 @@ export function ApiSnippets(props: { collection: string; schema: unknown }): Rea
         Make a key on the <Link to="/keys">API keys</Link> page and put it in <code>PLAINBASE_KEY</code>; the examples write a record shaped like the
         active schema, then read the ten newest.
       </p>
-      <Snippet title="curl" text={curl} />
-      <Snippet title="JavaScript (@plainbase/sdk)" text={sdk} />
+      <CodeSnippet title="curl" text={curl} />
+      <CodeSnippet title="JavaScript (@plainbase/sdk)" text={sdk} />
     </section>
-  );
-}
-
-function Snippet(props: { title: string; text: string }): React.JSX.Element {
-  return (
-    <figure className="snippet">
-      <figcaption>
-        {props.title} <CopyButton text={props.text} label={`Copy ${props.title}`} />
-      </figcaption>
-      <pre className="code" aria-label={props.title}>
-        {props.text}
-      </pre>
-    </figure>
   );
 }

@@ -11,10 +11,11 @@ import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import type { Collection, SchemaVersion } from '../../api-types.js';
 import { ApiSnippets } from './ApiSnippets.js';
+import { SubmissionsSection } from './SubmissionsSection.js';
 import { COLLECTION_NAME, COLLECTION_NAME_RULE, collectionPath, pagePath } from './collection-paths.js';
 import './data.css';
 
-/** `/collections/:name`: a collection's settings (name, description, public switch) and its move to the trash. */
+/** `/collections/:name`: a collection's settings (name, description, public switch, public submissions) and its move to the trash. */
 export function CollectionPage() {
   const { params } = useRoute();
   const name = params.name ?? '';
@@ -120,7 +121,12 @@ export function CollectionPage() {
               <p className="hint">Your role ({session.workspace.role}) can read these settings but not change them.</p>
             )}
           </form>
-          {activeVersion === null || activeSchema.data ? <ApiSnippets collection={current.name} schema={activeSchema.data?.schema ?? null} /> : null}
+          {activeVersion === null || activeSchema.data ? (
+            <>
+              <SubmissionsSection collection={current} schema={activeSchema.data?.schema ?? null} canUpdate={canUpdate} onSaved={collection.reload} />
+              <ApiSnippets collection={current.name} schema={activeSchema.data?.schema ?? null} />
+            </>
+          ) : null}
           {session.can('collections:delete') ? (
             <section className="panel danger-zone stack" aria-labelledby="trash-title">
               <h2 id="trash-title">Move to the trash</h2>
