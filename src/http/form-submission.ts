@@ -11,10 +11,16 @@ import { unstorableTextReason } from '../storable-text.js';
  * of a multipart form are stored and attached. A few field names are the service's own
  * (RESERVED_FIELDS, and the collection's honeypot): they steer the submission and are never stored.
  *
- * Names are flat: `a[b]` and `a.b` are fields with those very names, nothing nests. Data is built
- * on an object without a prototype, and `__proto__` is refused as in a JSON body, so no field name
- * can reach an object's prototype.
+ * Names are flat: `a[b]` and `a.b` are fields with those very names, nothing nests. A name that is
+ * a property of every object (`__proto__`, `constructor`, `toString`, …) is refused, as the
+ * multipart parser refuses it, so both kinds of form take the same names; and data is built on an
+ * object without a prototype besides. No field name can reach a prototype.
  */
+
+/** Names every object answers to: refused as field names (a 400). */
+export const isPrototypeName = (name: string): boolean => name in Object.prototype;
+const prototypeName = (name: string) =>
+  invalidRequest(`A form field cannot be named ${JSON.stringify(name)}, which every object already has.`, { field: 'body' });
 
 /** One field as sent: its name and its text. A file field's text is the stored file's id. */
 export type FormField = readonly [name: string, value: string];
@@ -131,7 +137,7 @@ class NotConvertible extends Error {}
 function groupByName(fields: readonly FormField[]): Map<string, string[]> {
   const grouped = new Map<string, string[]>();
   for (const [name, value] of fields) {
-    if (name === '__proto__') throw invalidRequest('A form field cannot be named __proto__.', { field: 'body.__proto__' });
+    if (isPrototypeName(name)) throw prototypeName(name);
     const values = grouped.get(name);
     if (values) values.push(value);
     else grouped.set(name, [value]);
@@ -263,6 +269,7 @@ export function checkField(name: string, value: string): void {
   if (name === '') throw invalidRequest('A form field has no name.', { field: 'body' });
   if (Buffer.byteLength(name) > FORM_LIMITS.fieldNameBytes) throw fieldNameTooLong();
   if (Buffer.byteLength(value) > FORM_LIMITS.fieldValueBytes) throw fieldTooLarge(name);
+  if (isPrototypeName(name)) throw prototypeName(name);
   const nameReason = unstorableTextReason(name);
   if (nameReason) throw invalidRequest(`A form field's name ${nameReason}.`, { field: 'body' });
   const reason = unstorableTextReason(value);
@@ -294,10 +301,17 @@ export interface FormFilePart {
  */
 export async function readMultipart(
   request: FastifyRequest,
-  options: { fileMaxBytes: number; storeFile: (part: FormFilePart) => Promise<string>; stored: string[] },
+  options: {
+    fileMaxBytes: number;
+    /** Bytes of all the fields that are not files together (the files have their own limit). */
+    fieldBytes: number;
+    storeFile: (part: FormFilePart) => Promise<string>;
+    stored: string[];
+  },
 ): Promise<FormField[]> {
   const fields: FormField[] = [];
   let files = 0;
+  let fieldBytes = 0;
   try {
     const parts = request.parts({
       limits: {
@@ -317,6 +331,10 @@ export async function readMultipart(
         if (part.fieldnameTruncated) throw fieldNameTooLong();
         if (part.valueTruncated) throw fieldTooLarge(part.fieldname);
         checkField(part.fieldname, value);
+        fieldBytes += Buffer.byteLength(part.fieldname) + Buffer.byteLength(value);
+        if (fieldBytes > options.fieldBytes) {
+          throw new AppError('PAYLOAD_TOO_LARGE', `The form's fields (its files aside) come to more than ${options.fieldBytes} bytes.`, { limitBytes: options.fieldBytes });
+        }
         fields.push([part.fieldname, value]);
         continue;
       }
@@ -347,6 +365,6 @@ function formError(error: unknown): AppError {
   const code = (error as { code?: string }).code;
   if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return tooManyFields();
   if (code === 'FST_FILES_LIMIT') return tooManyFiles();
-  if (code === 'FST_PROTO_VIOLATION') return invalidRequest('A form field cannot be named __proto__.', { field: 'body.__proto__' });
+  if (code === 'FST_PROTO_VIOLATION') return invalidRequest('A form field cannot be named after a property every object has (__proto__, constructor, toString, …).', { field: 'body' });
   return invalidRequest(`The multipart form cannot be read: ${(error as Error).message}.`, { field: 'body' });
 }
