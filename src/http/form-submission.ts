@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, invalidRequest } from '../errors.js';
 import { unstorableTextReason } from '../storable-text.js';
 
@@ -367,4 +368,58 @@ function formError(error: unknown): AppError {
   if (code === 'FST_FILES_LIMIT') return tooManyFiles();
   if (code === 'FST_PROTO_VIOLATION') return invalidRequest('A form field cannot be named after a property every object has (__proto__, constructor, toString, …).', { field: 'body' });
   return invalidRequest(`The multipart form cannot be read: ${(error as Error).message}.`, { field: 'body' });
+}
+
+/** An urlencoded body as its parser leaves it, for readFormFields. */
+export class UrlencodedText {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * The parsers of the create route's own scope: urlencoded bodies as text (within `bodyLimit`),
+ * multipart forms left to @fastify/multipart (read part by part by readMultipart). Every other
+ * route keeps JSON alone: no other route can be reached by a plain form.
+ */
+export async function addFormParsers(scope: FastifyInstance, bodyLimit: number): Promise<void> {
+  await scope.register(multipart);
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, new UrlencodedText(body as string)));
+  // An answer that goes out before a form is all in (a refusal, 413, a form cut short): the
+  // rest is read and dropped while the answer goes out, then the connection closes, as uploads do.
+  scope.addHook('onSend', async (request, reply) => {
+    const raw = request.raw;
+    if (raw.readableEnded || raw.destroyed || isFormBody(request) !== 'multipart') return;
+    reply.header('connection', 'close');
+    raw.unpipe();
+    raw.resume();
+  });
+}
+
+/** What a form says, its data still as text (formFieldsToData converts it). */
+export interface ReadForm extends FormParts {
+  /** The redirect checked against the collection's origins. */
+  redirectUrl: URL | null;
+}
+
+/**
+ * Reads a form body: its fields (files stored through `storeFile` as they come), the reserved
+ * fields taken out, and the redirect (the form's field, else `?redirect=`) checked.
+ */
+export async function readFormFields(
+  request: FastifyRequest,
+  kind: 'urlencoded' | 'multipart',
+  options: Parameters<typeof readMultipart>[1] & { origins: readonly string[]; honeypot: string | null },
+): Promise<ReadForm> {
+  const sent = kind === 'urlencoded' ? readUrlencoded(request.body instanceof UrlencodedText ? request.body.text : '') : await readMultipart(request, options);
+  const parts = splitReservedFields(sent, options.honeypot);
+  const raw = parts.redirect ?? queryRedirect(request);
+  return { ...parts, redirect: raw, redirectUrl: raw === null ? null : checkRedirect(raw, options.origins) };
+}
+
+/** `?redirect=` of the request, if given once. */
+export function queryRedirect(request: Pick<FastifyRequest, 'query'>): string | null {
+  const query = request.query as Record<string, unknown> | undefined;
+  const value = query && Object.hasOwn(query, REDIRECT_FIELD) ? query[REDIRECT_FIELD] : undefined;
+  if (value === undefined) return null;
+  if (typeof value !== 'string') throw invalidRequest('Give ?redirect= once.', { field: `querystring.${REDIRECT_FIELD}` });
+  return value;
 }
