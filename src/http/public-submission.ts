@@ -127,7 +127,12 @@ export function readSubmissionForm(deps: Deps) {
       return;
     }
     if (!state) {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'With a credential, records are created from JSON (Content-Type: application/json); forms are taken only as public submissions.', { contentType: request.headers['content-type'] ?? null });
+      const type = request.headers['content-type'] ?? '';
+      throw new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `With a credential, this route takes a JSON body: send it as Content-Type: application/json (this request sent Content-Type ${JSON.stringify(type.split(';')[0]!.trim())}). Forms are taken only as public submissions, without a credential.`,
+        { contentType: type },
+      );
     }
     const form: SubmittedForm = { redirect: null, files: [], honeypotFilled: false };
     state.form = form;
