@@ -34,8 +34,8 @@ export type CaptchaVerdict =
 /** Most bytes of a provider's answer read: theirs are a few hundred. More is not their answer. */
 export const CAPTCHA_ANSWER_LIMIT = 8 * 1024;
 
-/** Longest token sent on: the providers' are about 2 KB at most. */
-export const CAPTCHA_TOKEN_MAX_LENGTH = 8 * 1024;
+/** Longest token sent on: the providers' are about 2 KB at most (the create route's schema says the same). */
+export const CAPTCHA_TOKEN_MAX_LENGTH = 4096;
 
 export async function verifyCaptcha(deps: Pick<Deps, 'config' | 'services'>, check: CaptchaCheck): Promise<CaptchaVerdict> {
   const token = check.token ?? '';

@@ -6,6 +6,7 @@ import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
 import { addFormParsers } from '../../form-submission.js';
+import { withHeaders } from '../../schemas.js';
 import { countSubmissionOutcome, discardUnkeptFiles, gateSubmission, handleSubmission, isAnonymousSubmission, readSubmissionForm, submissionErrorHandler } from '../../public-submission.js';
 import { CollectionParams } from '../collections/collection-schemas.js';
 import { DATA_EXAMPLE_BODY, RecordChangeBody, RecordData } from './record-schemas.js';
@@ -46,7 +47,12 @@ export const registerCreateRecord: RegisterRoute = (app, deps) =>
           'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A repeat within 24 h returns the first response and creates nothing. Refused on a public submission.' })),
         }),
         body: CreateBody,
-        response: { 201: RecordChangeBody },
+        response: {
+          201: RecordChangeBody,
+          303: withHeaders(Type.Null({ description: 'A form submission that named a redirect: sent there, with ?error=CODE on a refusal after the form was read (docs/forms-reference.md). No body.' }), {
+            Location: Type.String({ description: 'The form\'s redirect.', examples: ['https://example.com/thanks'] }),
+          }),
+        },
       },
       // Public submissions: the gate runs before the body is read, the count after the answer (public-submission.ts).
       preParsing: gateSubmission(deps),
