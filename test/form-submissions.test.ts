@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { Client, expectError, KeyClient, signedInOwner } from './support/client.js';
 import { CaptchaStandIn } from './support/captcha-stand-in.js';
@@ -241,5 +242,24 @@ describeEachEngine('form submissions', (engine) => {
     await expect.poll(files, { timeout: 10_000 }).toEqual([]);
     expect(await records()).toEqual([]);
     expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('keeps no file of a form whose sender goes away in the middle of it', async () => {
+    const col = await formCollection();
+    const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = new URL(address);
+    const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="a"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nwhole\r\n` +
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="b"; filename="b.txt"\r\nContent-Type: text/plain\r\n\r\n${'x'.repeat(10_000)}`;
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /v1/collections/${col}/records HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: ${PAGE}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${head.length + 100_000}\r\n\r\n${head}`,
+    );
+    // The first file is stored as it arrives; then the sender leaves.
+    await expect.poll(async () => (await files()).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    socket.destroy();
+    await expect.poll(files, { timeout: 10_000 }).toEqual([]);
+    expect(await records()).toEqual([]);
   });
 });

@@ -138,19 +138,27 @@ export function readSubmissionForm(deps: Deps) {
     state.form = form;
     const meta = requestMeta(request);
     const { target } = state;
-    const read = await readFormFields(request, kind, {
-      origins: target.submissions.origins,
-      honeypot: target.submissions.honeypot ?? null,
-      fileMaxBytes: deps.config.fileMaxBytes,
-      fieldBytes: deps.config.submissionMaxBytes,
-      stored: form.files,
-      storeFile: (part) =>
-        storeSubmissionFile(deps, target, meta, {
-          name: checkFileName(part.name, `body.${part.field}`),
-          contentType: checkContentType(part.contentType || DEFAULT_CONTENT_TYPE, `body.${part.field}`),
-          body: part.body,
-        }),
-    });
+    let read;
+    try {
+      read = await readFormFields(request, kind, {
+        origins: target.submissions.origins,
+        honeypot: target.submissions.honeypot ?? null,
+        fileMaxBytes: deps.config.fileMaxBytes,
+        fieldBytes: deps.config.submissionMaxBytes,
+        stored: form.files,
+        storeFile: (part) =>
+          storeSubmissionFile(deps, target, meta, {
+            name: checkFileName(part.name, `body.${part.field}`),
+            contentType: checkContentType(part.contentType || DEFAULT_CONTENT_TYPE, `body.${part.field}`),
+            body: part.body,
+          }),
+      });
+    } catch (error) {
+      // A form that breaks off (the client gone, too many parts): its files go now, since no
+      // answer may reach onResponse.
+      await discardSubmissionFiles(deps, target, meta, form.files.splice(0)).catch((cause: unknown) => request.log.error({ err: cause }, 'the files of a broken form could not be removed'));
+      throw error;
+    }
     form.redirect = read.redirectUrl;
     form.honeypotFilled = read.honeypotFilled;
     const data = read.honeypotFilled ? {} : formFieldsToData(read.fields, await activeSchemaOf(deps.db, target.workspaceId, target.collectionId));
