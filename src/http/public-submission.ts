@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError, invalidRequest, rateLimited } from '../errors.js';
 import { countSubmission, type SubmissionOutcome } from '../modules/submissions/submission-counts.js';
-import { takeSubmission } from '../modules/submissions/submission-limits.js';
 import { checkCaptcha, decoySummary, findSubmissionTarget, honeypotFilled, originAllowed, storeSubmission, type SubmissionInput, type SubmissionTarget } from '../modules/submissions/submit.js';
 import { activeSchemaOf } from '../modules/schemas/schema-versions.js';
 import { checkContentType, checkFileName, DEFAULT_CONTENT_TYPE } from '../modules/files/files.js';
@@ -19,7 +18,8 @@ import { requestMeta } from './request-meta.js';
  * without a credential, to a collection whose settings.submissions let it. The steps, in order:
  * 1. the gate (preParsing, before the body is read): the collection by id, taking submissions,
  *    else the same 401 as for any anonymous write; the page's origin (403 ORIGIN_NOT_ALLOWED);
- *    no Idempotency-Key (a replay would read a stored answer); the rates (429 RATE_LIMITED); the
+ *    no Idempotency-Key (a replay would read a stored answer); the rates (429 RATE_LIMITED,
+ *    submission-limiter.ts); the
  *    body's size (413, PLAINBASE_SUBMISSION_MAX_BYTES);
  * 2. the body becomes `{data, files, redirect, captchaToken}` (submissionInput);
  * 3. the honeypot (filled: 201 with a made-up summary, nothing stored), then the CAPTCHA
@@ -75,7 +75,7 @@ export function gateSubmission(deps: Deps) {
     if (request.headers['idempotency-key'] !== undefined) {
       throw refuse(request, 'INVALID', invalidRequest('An anonymous submission cannot carry an Idempotency-Key: send the submission once, or use an API key.', { field: 'headers.idempotency-key' }));
     }
-    const wait = takeSubmission(deps, target.collectionId, request.ip, target.submissions.ratePerMinute);
+    const wait = await request.server.submissionLimiter.take(deps, target.collectionId, request.ip, target.submissions.ratePerMinute);
     if (wait) throw refuse(request, 'RATE_LIMITED', rateLimited(wait.retryAfterSeconds, 'Too many submissions to this collection; try again later.'));
     const limit = deps.config.submissionMaxBytes;
     // A multipart form may carry files (each within PLAINBASE_FILE_MAX_BYTES): its fields are held
