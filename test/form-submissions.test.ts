@@ -151,6 +151,9 @@ describeEachEngine('form submissions', (engine) => {
     expect(refused.status).toBe(303);
     expect(refused.headers.location).toBe(`${THANKS}?error=SCHEMA_VALIDATION_FAILED`);
     expect((await records()).map((record) => record.data.email).sort()).toEqual(['q@example.com', 'r@example.com']);
+    // Counted by what happened, though every answer was a 303.
+    const counts = (await owner.get(`/v1/collections/${col}/submissions`)).body;
+    expect(counts).toMatchObject({ accepted: 2, refused: 1, refusedBy: { INVALID: 1 } });
   });
 
   it('refuses a redirect to an origin not listed (400), whatever the rest, and stores nothing', async () => {
