@@ -267,7 +267,7 @@ describeEachEngine('form submissions', (engine) => {
     expect(await records()).toEqual([]);
   });
 
-  it('answers any urlencoded form with a record or a clear 4xx, storing data of the schema's types', async () => {
+  it("answers any urlencoded form with a record or a clear 4xx, storing data of the schema's types", async () => {
     const col = await formCollection({}, { type: 'object', properties: { n: { type: 'integer' }, ok: { type: 'boolean' }, tags: { type: 'array', items: { type: 'number' } } } });
     const name = fc.oneof(fc.constantFrom('n', 'ok', 'tags', 'text', 'redirect', '__proto__', 'constructor', 'a[b]', ''), fc.string({ maxLength: 8 }));
     const value = fc.oneof(fc.constantFrom('1', '-0', 'on', 'off', '', '1e3', 'NaN', THANKS, 'https://evil.example/'), fc.string({ maxLength: 12, unit: 'binary' }));
