@@ -81,9 +81,6 @@ export function gateSubmission(deps: Deps) {
     // parser (form-submission.ts) holds the fields to PLAINBASE_SUBMISSION_MAX_BYTES itself.
     if (isMultipart(request)) return payload;
     const limit = deps.config.submissionMaxBytes;
-    // A multipart form may carry files (each within PLAINBASE_FILE_MAX_BYTES): its fields are held
-    // to the limit together, part by part, as they are read (form-submission.ts).
-    if (isFormBody(request) === 'multipart') return payload;
     const declared = Number(request.headers['content-length']);
     if (declared > limit) throw refuse(request, 'TOO_LARGE', tooLarge(limit));
     return limitedTo(payload, limit, () => refuse(request, 'TOO_LARGE', tooLarge(limit)));
