@@ -241,6 +241,7 @@ describeEachEngine('form submissions', (engine) => {
     expectError(await post('redirect=a&redirect=b'), 400, 'INVALID_REQUEST');
     expectError(await post(multipartBody([{ name: '__proto__', value: 'x' }]), MULTIPART), 400, 'INVALID_REQUEST');
     expectError(await post(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="cv"; filename="x.txt"\r\n\r\nhalf`, MULTIPART), 400, 'INVALID_REQUEST');
+    expectError(await post(multipartBody([{ name: 'a', value: '1' }]), { ...MULTIPART, 'content-type': 'multipart/form-data' }), 400, 'INVALID_REQUEST');
     const manyFiles = multipartBody(Array.from({ length: 11 }, (_, i) => ({ name: 'f', filename: `${i}.txt`, type: 'text/plain', content: 'x' })));
     expectError(await post(manyFiles, MULTIPART), 413, 'PAYLOAD_TOO_LARGE');
     await expect.poll(files, { timeout: 10_000 }).toEqual([]);
