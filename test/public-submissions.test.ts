@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { allAuditEntries, Client, expectError, inNewWorkspace, KeyClient, signedInOwner, type Reply } from './support/client.js';
 import { outbox } from './support/events.js';
-import { hostileValue, jsonText, nastyString } from './support/hostile-requests.js';
+import { CONTENT_TYPES, hostileValue, jsonText, nastyJson, nastyString, RAW_BODIES } from './support/hostile-requests.js';
 import { expectPrototypesUntouched } from './support/untouched-prototypes.js';
 import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } from './support/harness.js';
 import { startTestRedis, type TestRedis } from './support/redis-server.js';
@@ -185,6 +185,10 @@ describeEachEngine('public submissions', (engine) => {
     const list = await owner.get('/v1/collections');
     expect(JSON.stringify(list.body)).not.toContain(SECRET);
 
+    // Changing the description alone (as the dashboard does) keeps the submissions and their secret.
+    const described = await owner.patch(`/v1/collections/${col}`, { settings: { description: 'Sign-ups' } });
+    expect(described.body.settings).toEqual({ description: 'Sign-ups', submissions: read.body.settings.submissions });
+    expectError(await submit(col, { data: {} }), 403, 'CAPTCHA_FAILED');
     // Sent back as read (no secret): the stored secret stays.
     const same = await owner.patch(`/v1/collections/${col}`, { settings: { submissions: read.body.settings.submissions } });
     expect(same.status, JSON.stringify(same.body)).toBe(200);
@@ -403,4 +407,62 @@ describeEachEngine('public submission settings, generated', (engine) => {
     expect([...seen].sort()).toEqual([200, 400]);
     expectPrototypesUntouched();
   }, 60_000);
+});
+
+/**
+ * Anonymous submissions as a hostile page or script sends them: any body, content type, origin and
+ * honeypot value. Every answer is one of the documented ones (never a 5xx), in the error envelope
+ * when refused; only a 201 that was no honeypot stores a record; Object.prototype is untouched.
+ */
+describeEachEngine('public submissions, generated', (engine) => {
+  let t: TestApp;
+  let owner: Client;
+  let col: string;
+  beforeAll(async () => {
+    t = await startTestApp(engine, { submissionMaxBytes: 4096, submissionsPerMinute: 1_000_000 });
+    owner = await signedInOwner(t);
+    col = (await owner.post('/v1/collections', { name: 'signups', settings: { submissions: { enabled: true, origins: [PAGE], ratePerMinute: 100_000, honeypot: 'website' } } })).body.id;
+  });
+  afterAll(async () => { await t.close(); });
+
+  const body = fc.oneof(
+    { weight: 4, arbitrary: fc.record({ data: fc.dictionary(nastyString, hostileValue, { maxKeys: 4 }), captchaToken: fc.option(nastyString, { nil: undefined }) }, { requiredKeys: ['data'] }).map((value) => jsonText(value)) },
+    { weight: 2, arbitrary: fc.record({ data: fc.record({ email: nastyString, website: fc.oneof(fc.constant(''), fc.constant(null), nastyString) }) }).map((value) => jsonText(value)) },
+    { weight: 1, arbitrary: nastyJson.map((value) => jsonText(value)) },
+    { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) },
+  );
+  const run = fc.record({
+    body,
+    contentType: fc.oneof({ weight: 4, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
+    origin: fc.option(fc.constantFrom(PAGE, 'https://evil.example', 'null', PAGE.toUpperCase(), `${PAGE}/`), { nil: undefined }),
+  });
+
+  it('answers only documented outcomes and stores a record only for a real 201', async () => {
+    let stored = 0;
+    const seen = new Set<number>();
+    await fc.assert(fc.asyncProperty(run, async ({ body, contentType, origin }) => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: `/v1/collections/${col}/records`,
+        headers: { 'content-type': contentType, ...(origin === undefined ? {} : { origin }) },
+        payload: body,
+      });
+      seen.add(response.statusCode);
+      expect([201, 400, 403, 413, 415, 422], response.body).toContain(response.statusCode);
+      const answer = JSON.parse(response.body);
+      if (response.statusCode !== 201) {
+        expect(answer.error.requestId).toBe(response.headers['x-request-id']);
+        return;
+      }
+      expect(answer.data).toBeUndefined();
+      const honeypot = (() => {
+        const sent = JSON.parse(String(body)).data as Record<string, unknown>;
+        return Object.hasOwn(sent, 'website') && sent.website !== '' && sent.website !== null;
+      })();
+      if (!honeypot) stored += 1;
+    }), { numRuns: 80, seed: 20261129 });
+    expect(seen.has(201) && [...seen].some((status) => status >= 400)).toBe(true);
+    expect((await owner.get(`/v1/collections/${col}/records?limit=1000`)).body.data).toHaveLength(stored);
+    expectPrototypesUntouched();
+  }, 120_000);
 });
