@@ -107,6 +107,8 @@ export interface Config {
   submissionsPerMinute: number;
   /** Largest body of an anonymous submission without files, in bytes. */
   submissionMaxBytes: number;
+  /** Bytes of all the files of one anonymous submission together (multipart forms); each file is also held to fileMaxBytes. */
+  submissionFileBytes: number;
   /** How long a shared cache may keep an anonymous read of a public collection, in seconds; 0: it must ask again each time. */
   publicMaxAgeSeconds: number;
   /** Bytes of exports one caller (key or person) / one workspace may have spooled on this process's disk at once. */
@@ -459,6 +461,10 @@ export const VARIABLES = {
     parse: wholeNumber(1024, 1024 ** 3).default(64 * 1024),
     default: '65536',
   },
+  SUBMISSION_MAX_FILE_BYTES: {
+    parse: wholeNumber(0, 5 * 1024 ** 4).default(10 * 1024 ** 2),
+    default: '10485760',
+  },
   PUBLIC_MAX_AGE: {
     parse: wholeNumber(0, 86_400).default(0),
     default: '0',
@@ -612,6 +618,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     corsOrigins: v.CORS_ORIGINS ?? [],
     submissionsPerMinute: v.SUBMISSIONS_PER_MINUTE,
     submissionMaxBytes: v.SUBMISSION_MAX_BYTES,
+    submissionFileBytes: v.SUBMISSION_MAX_FILE_BYTES,
     publicMaxAgeSeconds: v.PUBLIC_MAX_AGE,
     exportSpoolBytesPerCaller: v.EXPORT_SPOOL_PER_CALLER,
     exportSpoolBytesPerWorkspace: v.EXPORT_SPOOL_PER_WORKSPACE,

@@ -130,6 +130,22 @@ describeEachEngine('form submissions', (engine) => {
     expect((await owner.get(`/v1/collections/signups/records/${record!.id}`)).headers.etag).toBe('"1"');
   });
 
+  it('holds the files of one submission together to PLAINBASE_SUBMISSION_MAX_FILE_BYTES (413), keeping none of them', async () => {
+    (t.deps.config as { submissionFileBytes: number }).submissionFileBytes = 20;
+    const col = await formCollection();
+    const one = multipartBody([{ name: 'cv', filename: 'cv.txt', type: 'text/plain', content: 'my life so far' }]);
+    expect((await anonymous.post(`/v1/collections/${col}/records`, one, MULTIPART)).status).toBe(201);
+    // 14 + 9 bytes: each file is far below PLAINBASE_FILE_MAX_BYTES, together they pass 20.
+    const two = multipartBody([
+      { name: 'cv', filename: 'cv.txt', type: 'text/plain', content: 'my life so far' },
+      { name: 'letter', filename: 'letter.txt', type: 'text/plain', content: 'more text' },
+    ]);
+    const refused = expectError(await anonymous.post(`/v1/collections/${col}/records`, two, MULTIPART), 413, 'PAYLOAD_TOO_LARGE');
+    expect(refused.message).toContain('PLAINBASE_SUBMISSION_MAX_FILE_BYTES');
+    await expect.poll(async () => (await files()).length, { timeout: 10_000 }).toBe(1);
+    expect(await records()).toHaveLength(1);
+  });
+
   it('keeps no file of a refused multipart submission', async () => {
     const col = await formCollection({}, SCHEMA);
     const body = multipartBody([{ name: 'cv', filename: 'cv.txt', type: 'text/plain', content: 'x' }, { name: 'age', value: 'old' }, { name: 'email', value: 'e@example.com' }]);

@@ -89,6 +89,9 @@ export function gateSubmission(deps: Deps) {
 
 const isMultipart = (request: FastifyRequest): boolean => /^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '');
 
+const submissionFilesTooLarge = (limit: number) =>
+  new AppError('PAYLOAD_TOO_LARGE', `The files of an anonymous submission may come to at most ${limit} bytes together (PLAINBASE_SUBMISSION_MAX_FILE_BYTES).`, { limitBytes: limit });
+
 export const tooLarge = (limit: number) => new AppError('PAYLOAD_TOO_LARGE', `An anonymous submission may be at most ${limit} bytes (PLAINBASE_SUBMISSION_MAX_BYTES).`, { limitBytes: limit });
 
 /** The body, failing with `error()` past `limit` bytes (a body sent without a Content-Length). */
@@ -141,6 +144,7 @@ export function readSubmissionForm(deps: Deps) {
     const meta = requestMeta(request);
     const { target } = state;
     let read;
+    let fileBytes = 0;
     try {
       read = await readFormFields(request, kind, {
         origins: target.submissions.origins,
@@ -148,12 +152,25 @@ export function readSubmissionForm(deps: Deps) {
         fileMaxBytes: deps.config.fileMaxBytes,
         fieldBytes: deps.config.submissionMaxBytes,
         stored: form.files,
-        storeFile: (part) =>
-          storeSubmissionFile(deps, target, meta, {
-            name: checkFileName(part.name, `body.${part.field}`),
-            contentType: checkContentType(part.contentType || DEFAULT_CONTENT_TYPE, `body.${part.field}`),
-            body: part.body,
-          }),
+        storeFile: async (part) => {
+          // The files of one submission share PLAINBASE_SUBMISSION_MAX_FILE_BYTES: an anonymous
+          // form may not fill the disk ten files of PLAINBASE_FILE_MAX_BYTES at a time.
+          const budget = deps.config.submissionFileBytes - fileBytes;
+          const bindsHere = budget < deps.config.fileMaxBytes;
+          try {
+            const stored = await storeSubmissionFile(deps, target, meta, {
+              name: checkFileName(part.name, `body.${part.field}`),
+              contentType: checkContentType(part.contentType || DEFAULT_CONTENT_TYPE, `body.${part.field}`),
+              body: part.body,
+              maxBytes: budget,
+            });
+            fileBytes += stored.size;
+            return stored.id;
+          } catch (error) {
+            if (bindsHere && error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE') throw submissionFilesTooLarge(deps.config.submissionFileBytes);
+            throw error;
+          }
+        },
       });
     } catch (error) {
       // A form that breaks off (the client gone, too many parts): its files go now, since no

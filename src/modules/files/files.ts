@@ -104,6 +104,8 @@ export interface UploadInput {
   contentType: string;
   /** The content, read once as it arrives. */
   body: Readable;
+  /** A lower limit than PLAINBASE_FILE_MAX_BYTES for this upload (what an anonymous submission has left). */
+  maxBytes?: number;
 }
 
 /**
@@ -116,7 +118,7 @@ export async function uploadFile(deps: Deps, context: CollectionContext, idOrNam
   const collection = await findCollection(deps.db, context.workspaceId, idOrName);
   const id = newId('fil', deps.clock.now().getTime());
   const storageKey = `${collection.workspace_id}/${collection.id}/${id}`;
-  const meter = new UploadMeter(deps.config.fileMaxBytes);
+  const meter = new UploadMeter(Math.min(deps.config.fileMaxBytes, input.maxBytes ?? Infinity));
   // An upload that failed already is failed here, before the store starts reading: the store's
   // write finds the meter errored and rejects with it; this keeps the error from going unheard
   // meanwhile (an unheard stream error would stop the process).

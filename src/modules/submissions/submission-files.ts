@@ -12,9 +12,9 @@ import { anonymousContext, type SubmissionTarget } from './submit.js';
  * (refused by the CAPTCHA or the schema, a filled honeypot, a form cut short) has its files
  * removed again (discardSubmissionFiles), so nothing of it is kept.
  */
-export async function storeSubmissionFile(deps: Deps, target: SubmissionTarget, meta: RequestMeta, input: UploadInput): Promise<string> {
+export async function storeSubmissionFile(deps: Deps, target: SubmissionTarget, meta: RequestMeta, input: UploadInput): Promise<{ id: string; size: number }> {
   const file = await uploadFile(deps, anonymousContext(target, meta), target.collectionId, input);
-  return file.id;
+  return { id: file.id, size: file.size };
 }
 
 /** Removes files a submission stored but did not keep; a file (or collection) already gone is no error. */
