@@ -165,8 +165,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
     expect(records.body.data.map((record: { data: unknown }) => record.data)).toEqual([{ name: 'text', email: 'ada@example.com' }]);
   });
 
-  // Needs form bodies on the public submissions route (branch forms): un-skip once it is merged (it passes with forms at 3f040ff).
-  it.skip('gives an HTML form that, pasted into a page of an allowed site, posts a record from the browser and comes back', async () => {
+  it('gives an HTML form that, pasted into a page of an allowed site, posts a record from the browser and comes back', async () => {
     const snippets = page.getByRole('region', { name: 'Collect from a web page' });
     await snippets.getByRole('button', { name: 'Copy HTML form' }).click();
     const html = await readClipboard(page);
