@@ -26,7 +26,7 @@ export class Submissions<T = Record<string, unknown>> {
   /**
    * Creates a record from `data`, sending no credential whatever the client was given (no key, no
    * cookie). Throws PlainbaseError: ORIGIN_NOT_ALLOWED (403), RATE_LIMITED (429), CAPTCHA_FAILED
-   * (403), UNAUTHENTICATED (401: the collection takes no submissions), VALIDATION_FAILED (422).
+   * (403), UNAUTHENTICATED (401: the collection takes no submissions), SCHEMA_VALIDATION_FAILED (422).
    */
   async submit(data: T, options: SubmitOptions = {}): Promise<SubmissionReceipt> {
     const json: { data: T; captchaToken?: string } = { data };
