@@ -11,6 +11,8 @@ import type { App } from './http/app-type.js';
 import { LocalAuthFailureLimiter, RedisAuthFailureLimiter, authenticateCountingFailures } from './http/auth-failures.js';
 import { settleKeyGuess } from './http/auth.js';
 import { setCacheHeaders } from './http/cache-headers.js';
+import { corsHook } from './http/cors.js';
+import { flushSubmissionCounts } from './modules/submissions/submission-counts.js';
 import { registerDashboard } from './http/dashboard.js';
 import { parseJsonBodies } from './http/json-body.js';
 import { compileValidator, schemaController } from './http/route-compilers.js';
@@ -97,6 +99,15 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   app.addHook('onSend', (request, reply, payload, done) => {
     setCacheHeaders(deps.config, request, reply);
     done(null, payload);
+  });
+  // Cross-origin calls: preflights answered here, before authentication (cors.ts).
+  app.addHook('onRequest', corsHook(deps));
+  // Public submissions are counted in memory and written every 10 s and at close (submission-counts.ts).
+  const flushCounts = () => flushSubmissionCounts(deps).catch((error: unknown) => app.log.error({ err: error }, 'writing submission counts failed'));
+  const countFlusher = setInterval(flushCounts, 10_000).unref();
+  app.addHook('onClose', async () => {
+    clearInterval(countFlusher);
+    await flushCounts();
   });
   // With PLAINBASE_REDIS_URL the limits are counted in Redis, shared by every process.
   const redis = deps.config.redisUrl ? await connectRedis(deps.config.redisUrl, app.log) : null;

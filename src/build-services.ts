@@ -10,6 +10,8 @@ import { noRememberedCollections } from './modules/collections/remembered-collec
 import { EventHub } from './modules/events/event-hub.js';
 import { noRememberedKeys } from './modules/keys/key-guess.js';
 import type { Lane } from './modules/records/query/query-budget.js';
+import { SubmissionCounts } from './modules/submissions/submission-counts.js';
+import { SubmissionLimits } from './modules/submissions/submission-limits.js';
 import type { Services } from './services.js';
 import { SpoolQuota } from './spool-quota.js';
 import { closeFileStore, makeFileStore } from './storage/store-for.js';
@@ -40,6 +42,8 @@ function buildServices(deps: Deps): Services {
     streamSlots: noStreamSlots(),
     streamRechecks: noRechecks(),
     openStreams: new Set<EventStream>(),
+    submissionCounts: new SubmissionCounts(),
+    submissionLimits: new SubmissionLimits(),
   };
 }
 

@@ -97,6 +97,12 @@ export interface Config {
   streamDrainSeconds: number;
   /** Largest file upload, in bytes. */
   fileMaxBytes: number;
+  /** Origins whose pages may call the data API with an API key (CORS); `*` any; empty: none (src/http/cors.ts). */
+  corsOrigins: string[];
+  /** Public submissions one collection accepts per minute, over all addresses (besides each collection's per-address rate). */
+  submissionsPerMinute: number;
+  /** Largest body of an anonymous submission without files, in bytes. */
+  submissionMaxBytes: number;
   /** How long a shared cache may keep an anonymous read of a public collection, in seconds; 0: it must ask again each time. */
   publicMaxAgeSeconds: number;
   /** Bytes of exports one caller (key or person) / one workspace may have spooled on this process's disk at once. */
@@ -173,6 +179,24 @@ const trustProxy = z.string().transform((value, context): TrustProxy => {
   });
   return z.NEVER;
 });
+
+/** Comma-separated origins as browsers send them (https://app.example.com), or `*`. */
+const corsOrigins = z.string().transform((value, context): string[] => {
+  const origins = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const bad = origins.find((origin) => origin !== '*' && !isOrigin(origin));
+  if (bad === undefined) return [...new Set(origins.map((origin) => origin.toLowerCase()))];
+  context.addIssue({ code: 'custom', message: `must be a comma-separated list of origins such as https://app.example.com (scheme, host and port, no path), or * (${JSON.stringify(bad)} is not one)` });
+  return z.NEVER;
+});
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.toLowerCase();
+  } catch {
+    return false;
+  }
+}
 
 const publicUrl = z.string().refine((value) => {
   try {
@@ -397,6 +421,18 @@ export const VARIABLES = {
     parse: wholeNumber(1, 5 * 1024 ** 4).default(5 * 1024 ** 3),
     default: '5368709120',
   },
+  CORS_ORIGINS: {
+    parse: corsOrigins.optional(),
+    default: '(none)',
+  },
+  SUBMISSIONS_PER_MINUTE: {
+    parse: wholeNumber(1, 1_000_000).default(600),
+    default: '600',
+  },
+  SUBMISSION_MAX_BYTES: {
+    parse: wholeNumber(1024, 1024 ** 3).default(64 * 1024),
+    default: '65536',
+  },
   PUBLIC_MAX_AGE: {
     parse: wholeNumber(0, 86_400).default(0),
     default: '0',
@@ -545,6 +581,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     streamHubBytes: v.STREAM_HUB_BYTES,
     streamDrainSeconds: v.STREAM_DRAIN_SECONDS,
     fileMaxBytes: v.FILE_MAX_BYTES,
+    corsOrigins: v.CORS_ORIGINS ?? [],
+    submissionsPerMinute: v.SUBMISSIONS_PER_MINUTE,
+    submissionMaxBytes: v.SUBMISSION_MAX_BYTES,
     publicMaxAgeSeconds: v.PUBLIC_MAX_AGE,
     exportSpoolBytesPerCaller: v.EXPORT_SPOOL_PER_CALLER,
     exportSpoolBytesPerWorkspace: v.EXPORT_SPOOL_PER_WORKSPACE,

@@ -267,7 +267,23 @@ export interface FileDeletionsTable {
   created_at: string;
 }
 
+/** Public submissions of one collection in one hour (modules/submissions/submission-counts.ts). */
+export interface SubmissionCountsTable {
+  workspace_id: string;
+  collection_id: string;
+  /** The hour's start, as toISOString gives it. */
+  hour: string;
+  accepted: number;
+  origin_not_allowed: number;
+  rate_limited: number;
+  captcha_failed: number;
+  honeypot: number;
+  too_large: number;
+  invalid: number;
+}
+
 export interface Database {
+  submission_counts: SubmissionCountsTable;
   event_imports: EventImportsTable;
   webhooks: WebhooksTable;
   deliveries: DeliveriesTable;

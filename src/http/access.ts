@@ -10,7 +10,8 @@ export type AlsoNeeds = (query: unknown) => Ability | null;
  * - person: a signed-in person, no workspace (their session, their workspaces).
  * - member: any caller of a workspace (a person or a key), whatever its abilities (GET /v1/me).
  * - workspace: a caller in the workspace holding `ability`; `publicRead` routes also answer
- *   anonymous callers when the collection is public. `alsoNeeds` names a further ability that
+ *   anonymous callers when the collection is public; `publicSubmit` routes (a record's create) let anonymous
+ *   callers through to the submission gate (public-submission.ts). `alsoNeeds` names a further ability that
  *   some requests need (DELETE with ?permanent=true needs records:purge): the route checks it,
  *   and a key is refused PERSON_REQUIRED for it before any scope is looked at (docs/design.md §4, rule 2).
  *   `checksKeyInStatement`: every statement the route runs carries the key guard of a guessed key
@@ -21,12 +22,12 @@ export type Access =
   | { kind: 'open' }
   | { kind: 'person' }
   | { kind: 'member' }
-  | { kind: 'workspace'; ability: Ability; publicRead?: boolean; alsoNeeds?: AlsoNeeds; checksKeyInStatement?: boolean };
+  | { kind: 'workspace'; ability: Ability; publicRead?: boolean; publicSubmit?: boolean; alsoNeeds?: AlsoNeeds; checksKeyInStatement?: boolean };
 
 export const OPEN: Access = { kind: 'open' };
 export const PERSON: Access = { kind: 'person' };
 export const MEMBER: Access = { kind: 'member' };
-export const needs = (ability: Ability, options: { publicRead?: boolean; alsoNeeds?: AlsoNeeds; checksKeyInStatement?: boolean } = {}): Access => ({ kind: 'workspace', ability, ...options });
+export const needs = (ability: Ability, options: { publicRead?: boolean; publicSubmit?: boolean; alsoNeeds?: AlsoNeeds; checksKeyInStatement?: boolean } = {}): Access => ({ kind: 'workspace', ability, ...options });
 
 declare module 'fastify' {
   interface FastifyContextConfig {

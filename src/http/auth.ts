@@ -55,13 +55,20 @@ export function authenticate(deps: Deps, request: FastifyRequest, access: Access
   request.auth = ANONYMOUS;
   if (!access) return; // the not-found handler
   const authorization = request.headers.authorization;
+  const origin = request.headers.origin;
+  // A page of another origin: its request is never served as the session whose cookie it may carry (cors.ts).
+  const crossOrigin = origin !== undefined && !isOwnOrigin(deps, request, origin);
+  const submits = access.kind === 'workspace' && access.publicSubmit === true;
   // A key is no ambient credential (a browser never adds it by itself), so only cookies need the origin check.
+  // A public submission from another page is anonymous whatever it carries; its gate checks the origin.
+  if (authorization === undefined && submits && crossOrigin) return;
   if (authorization === undefined) checkOrigin(deps, request);
   if (access.kind === 'open') return;
   if (authorization !== undefined) return authenticateWithKey(deps, request, access, authorization);
-  const token = sessionTokenOf(deps, request);
-  // Public collections answer reads with no credential; readScope decides which collections.
-  if (!token && access.kind === 'workspace' && access.publicRead) return;
+  const token = crossOrigin ? null : sessionTokenOf(deps, request);
+  // Public collections answer reads with no credential (readScope decides which collections), and
+  // a record's create goes to the submission gate (public-submission.ts), which decides which take it.
+  if (!token && access.kind === 'workspace' && (access.publicRead || submits)) return;
   if (!token) throw new AppError('UNAUTHENTICATED', 'Sign in, or send an API key as "Authorization: Bearer <key>".');
   return authenticateWithSession(deps, request, access, token);
 }
@@ -239,7 +246,7 @@ async function checkCollectionRestriction(deps: Deps, request: FastifyRequest, c
  * its victim's browser sends, so this admits no other site; a page of another name pointed at
  * the service (DNS rebinding) has no session cookie of the service's own name to send.
  */
-function isOwnOrigin(deps: Deps, request: FastifyRequest, origin: string): boolean {
+export function isOwnOrigin(deps: Deps, request: FastifyRequest, origin: string): boolean {
   if (origin === new URL(deps.config.publicUrl).origin) return true;
   return deps.config.originFromHost && origin.toLowerCase() === `${request.protocol}://${request.host}`.toLowerCase();
 }

@@ -22,6 +22,7 @@ import { registerGetCollection } from './routes/collections/get-collection.js';
 import { registerListCollections } from './routes/collections/list-collections.js';
 import { registerRestoreCollection } from './routes/collections/restore-collection.js';
 import { registerUpdateCollection } from './routes/collections/update-collection.js';
+import { registerGetSubmissionCounts } from './routes/collections/submission-counts.js';
 import { registerCreateRecord } from './routes/records/create-record.js';
 import { registerDeleteRecord } from './routes/records/delete-record.js';
 import { registerExportRecords } from './routes/records/export-records.js';
@@ -111,6 +112,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerUpdateCollection,
   registerDeleteCollection,
   registerRestoreCollection,
+  registerGetSubmissionCounts,
   registerListRecords,
   registerCreateRecord,
   registerGetRecord,

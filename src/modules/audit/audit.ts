@@ -4,7 +4,8 @@ import type { AuditLogTable, Executor } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
 import { newId } from '../../ids.js';
 
-export type ActorType = 'person' | 'key' | 'service_account' | 'system';
+/** `anonymous`: a public submission (no credential); its address is the entry's ip. */
+export type ActorType = 'person' | 'key' | 'service_account' | 'system' | 'anonymous';
 
 export interface Actor {
   type: ActorType;
@@ -12,6 +13,8 @@ export interface Actor {
   name: string | null;
   /** For a key: the person or service account it acts for, kept in the entry's details. */
   via?: { type: 'person' | 'service_account'; id: string };
+  /** For an anonymous caller: the address it came from (also the entry's ip). */
+  ip?: string | null;
 }
 
 /** Where a change came from: copied into every audit entry it causes. */
@@ -99,7 +102,7 @@ export async function listAudit(executor: Executor, workspaceId: string, query: 
   return rows.map((row) => ({
     id: row.id,
     at: row.at,
-    actor: { type: row.actor_type as ActorType, id: row.actor_id, name: row.actor_name },
+    actor: row.actor_type === 'anonymous' ? { type: 'anonymous', id: null, name: null, ip: row.ip } : { type: row.actor_type as ActorType, id: row.actor_id, name: row.actor_name },
     action: row.action,
     target: row.target_type && row.target_id ? { type: row.target_type, id: row.target_id } : null,
     ip: row.ip,

@@ -3,6 +3,7 @@ import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { forgetCollectionFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { dropAllIndexes } from '../indexes/indexes.js';
+import { forgetSubmissionCounts } from '../submissions/submission-counts.js';
 import { announceErasure, eraseRecordData, type ErasedRecords } from '../records/erase-record-data.js';
 
 /**
@@ -22,6 +23,7 @@ export async function purgeCollection(deps: Deps, context: CollectionContext, id
     await trx.deleteFrom('records').where('collection_id', '=', current.id).execute();
     await eraseRecordData(trx, erased);
     await trx.deleteFrom('schema_versions').where('collection_id', '=', current.id).execute();
+    await forgetSubmissionCounts(deps, trx, context.workspaceId, current.id);
     await trx.deleteFrom('collections').where('id', '=', current.id).execute();
     await recordAudit(trx, now, context.meta, {
       workspaceId: context.workspaceId,

@@ -7,12 +7,35 @@ import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
+import { publicSubmissions, storedSubmissions, submissionsToStore, type PublicSubmissions, type SubmissionsInput } from './submission-settings.js';
 
 export const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
-/** What a collection's settings hold. Unknown keys are refused by the route schema. */
+/** What a collection's settings hold, as answers show them. Unknown keys are refused by the route schema. */
 export interface CollectionSettings {
   description: string;
+  /** Public submissions (submission-settings.ts), without the CAPTCHA secret. */
+  submissions?: PublicSubmissions;
+}
+
+/** What a create or an update may send as settings. */
+export interface SettingsInput {
+  description?: string;
+  submissions?: SubmissionsInput;
+}
+
+/** The settings as stored: the CAPTCHA secret included. Only the submission gate reads it. */
+export function storedSettings(row: Pick<CollectionsTable, 'settings'>): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(row.settings);
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+/** The settings to store from what was sent and what was stored (a shallow merge; submissions replace as a whole). */
+function settingsToStore(input: SettingsInput | undefined, before: Record<string, unknown>): string {
+  const settings: Record<string, unknown> = { description: '', ...before };
+  if (input?.description !== undefined) settings.description = input.description;
+  if (input?.submissions !== undefined) settings.submissions = submissionsToStore(input.submissions, storedSubmissions(before));
+  return JSON.stringify(settings);
 }
 
 export interface CollectionView {
@@ -37,12 +60,20 @@ export function toCollectionView(row: CollectionsTable): CollectionView {
     id: row.id,
     name: row.name,
     public: Boolean(row.public),
-    settings: { description: '', ...(JSON.parse(row.settings) as Partial<CollectionSettings>) },
+    settings: settingsView(storedSettings(row)),
     activeSchemaVersion: row.active_schema_version,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     trashedAt: row.trashed_at,
   };
+}
+
+/** Settings as answers and events show them: known keys only, the CAPTCHA secret never. */
+function settingsView(stored: Record<string, unknown>): CollectionSettings {
+  const view: CollectionSettings = { description: typeof stored.description === 'string' ? stored.description : '' };
+  const submissions = storedSubmissions(stored);
+  if (submissions) view.submissions = publicSubmissions(submissions);
+  return view;
 }
 
 /** The event payload of collection events (docs/design.md §7). */
@@ -122,7 +153,7 @@ export async function listCollections(
 export async function createCollection(
   deps: Deps,
   context: CollectionContext,
-  input: { name: string; public?: boolean; settings?: Partial<CollectionSettings> },
+  input: { name: string; public?: boolean; settings?: SettingsInput },
 ): Promise<CollectionView> {
   const now = deps.clock.now();
   const row: CollectionsTable = {
@@ -130,7 +161,7 @@ export async function createCollection(
     workspace_id: context.workspaceId,
     name: input.name,
     public: input.public ? 1 : 0,
-    settings: JSON.stringify({ description: '', ...input.settings }),
+    settings: settingsToStore(input.settings, {}),
     active_schema_version: null,
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
@@ -188,18 +219,17 @@ export async function updateCollection(
   deps: Deps,
   context: CollectionContext,
   idOrName: string,
-  input: { name?: string; public?: boolean; settings?: Partial<CollectionSettings> },
+  input: { name?: string; public?: boolean; settings?: SettingsInput },
 ): Promise<CollectionView> {
   const now = deps.clock.now();
   if (input.name !== undefined) assertNameAllowed(input.name);
   return deps.db.transaction().execute(async (trx) => {
     const current = await findCollection(trx, context.workspaceId, idOrName);
     if (input.name !== undefined && input.name !== current.name) await assertNameFree(trx, context.workspaceId, input.name);
-    const settings = { ...toCollectionView(current).settings, ...input.settings };
     const changes = {
       name: input.name ?? current.name,
       public: input.public === undefined ? current.public : input.public ? 1 : 0,
-      settings: JSON.stringify(settings),
+      settings: settingsToStore(input.settings, storedSettings(current)),
       updated_at: now.toISOString(),
     };
     await trx.updateTable('collections').set(changes).where('id', '=', current.id).execute();

@@ -11,9 +11,10 @@ const AuditEntry = Type.Object({
   id: Type.String(),
   at: Timestamp,
   actor: Type.Object({
-    type: Type.Union([Type.Literal('person'), Type.Literal('key'), Type.Literal('service_account'), Type.Literal('system')]),
+    type: Type.Union([Type.Literal('person'), Type.Literal('key'), Type.Literal('service_account'), Type.Literal('system'), Type.Literal('anonymous')]),
     id: Type.Union([Type.String(), Type.Null()]),
     name: Type.Union([Type.String(), Type.Null()]),
+    ip: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'An anonymous caller (a public submission): the address it came from.' })),
   }),
   action: Type.String(),
   target: Type.Union([Type.Object({ type: Type.String(), id: Type.String() }), Type.Null()]),

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MAX_ORIGINS } from '../../../modules/collections/submission-settings.js';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId, Timestamp } from '../../schemas.js';
 
 export const CollectionRef = Type.String({
@@ -8,9 +9,37 @@ export const CollectionRef = Type.String({
 export const CollectionParams = Type.Object({ col: CollectionRef });
 export const CollectionName = Type.String({ pattern: '^[a-z][a-z0-9_]{0,62}$', description: 'Lower case letters, digits and _, starting with a letter.' });
 
+const SubmissionOrigin = Type.String({ minLength: 1, maxLength: 300, description: 'An origin as browsers send it, like https://example.com, or * for any.' });
+const Provider = Type.Union([Type.Literal('turnstile'), Type.Literal('hcaptcha')]);
+const SubmissionFields = {
+  enabled: Type.Boolean({ description: 'Whether anyone may add a record to this collection without a credential (POST …/records).' }),
+  origins: Type.Array(SubmissionOrigin, { maxItems: MAX_ORIGINS, description: 'Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed.' }),
+  ratePerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Submissions allowed per client address per minute; 10 when unset.' })),
+  honeypot: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,63}$', description: 'A field that people leave empty: a submission that fills it is answered 201 and not stored.' })),
+};
+
+/** What a create or an update may send: the CAPTCHA secret is write-only. */
+export const SubmissionsInput = Type.Object(
+  {
+    ...SubmissionFields,
+    origins: Type.Optional(SubmissionFields.origins),
+    captcha: Type.Optional(Type.Union([
+      Type.Object({ provider: Provider, secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Write-only: never shown again. Leave it out to keep the stored one.' })) }, { additionalProperties: false }),
+      Type.Null(),
+    ], { description: 'A CAPTCHA every submission must pass; null removes it, leaving it out keeps it.' })),
+  },
+  { additionalProperties: false, description: 'Public submissions (docs/data-api.md, "Public submissions").' },
+);
+
+/** What answers show: the CAPTCHA's provider, never its secret. */
+const SubmissionsView = Type.Object({
+  ...SubmissionFields,
+  captcha: Type.Optional(Type.Object({ provider: Provider })),
+});
+
 export const Settings = Type.Object(
-  { description: Type.Optional(Type.String({ maxLength: 2000 })) },
-  { additionalProperties: false, description: 'Collection settings: today only a description (docs/data-api.md, Collections). An unknown setting is refused.' },
+  { description: Type.Optional(Type.String({ maxLength: 2000 })), submissions: Type.Optional(SubmissionsInput) },
+  { additionalProperties: false, description: 'Collection settings: a description and public submissions (docs/data-api.md, Collections). An unknown setting is refused.' },
 );
 
 export const COLLECTION_EXAMPLE = {
@@ -28,7 +57,7 @@ export const Collection = Type.Object({
   id: Type.String(),
   name: Type.String(),
   public: Type.Boolean(),
-  settings: Type.Object({ description: Type.String() }),
+  settings: Type.Object({ description: Type.String(), submissions: Type.Optional(SubmissionsView) }),
   activeSchemaVersion: Type.Union([Type.Integer(), Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,

@@ -58,7 +58,8 @@ export const RecordSummaryBody = viewSchema(RECORD_SUMMARY, {
 /** The answer of a change to a record, with its ETag: the record to a caller with records:read, its summary to others. */
 export const RecordChangeBody = withHeaders(Type.Union([RecordBody, RecordSummaryBody], { examples: [RECORD_EXAMPLE] }), { ETag: ResponseHeaders.etag });
 
-export const DataBody = Type.Object({ data: RecordData }, { additionalProperties: false, examples: [{ data: DATA_EXAMPLE }] });
+export const DATA_EXAMPLE_BODY = { data: DATA_EXAMPLE };
+export const DataBody = Type.Object({ data: RecordData }, { additionalProperties: false, examples: [DATA_EXAMPLE_BODY] });
 
 export const IfMatchHeaders = Type.Object({
   'if-match': Type.Optional(Type.String({ description: "The record's ETag as last read; a mismatch answers 412." })),

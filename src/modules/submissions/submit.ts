@@ -1,0 +1,100 @@
+import type { Deps } from '../../deps.js';
+import type { CollectionsTable } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import { hasPrefix, newId } from '../../ids.js';
+import type { RequestMeta } from '../audit/audit.js';
+import { storedSettings } from '../collections/collections.js';
+import { storedSubmissions, type StoredSubmissions } from '../collections/submission-settings.js';
+import { createRecord } from '../records/records.js';
+import { toRecordSummary, type RecordData, type RecordSummary, type RecordView } from '../records/record-shape.js';
+
+/** A collection that takes public submissions, as the gate found it. */
+export interface SubmissionTarget {
+  workspaceId: string;
+  collectionId: string;
+  submissions: StoredSubmissions;
+}
+
+/** What a submission's body becomes, whatever its content type (JSON here; forms: http/form-submission.ts). */
+export interface SubmissionInput {
+  data: RecordData;
+  /** Files sent with the submission (multipart forms); none for JSON. */
+  files: unknown[];
+  /** Where a form asks to be sent after it was accepted (303); null for JSON. */
+  redirect: string | null;
+  /** The CAPTCHA widget's answer: JSON's top-level `captchaToken`, or the provider's form field. */
+  captchaToken: string | null;
+}
+
+/**
+ * One answer for every collection an anonymous caller may not submit to (missing, in the trash,
+ * submissions off, named by name): nobody can probe which collections exist.
+ */
+export const submissionsClosed = (): AppError =>
+  new AppError('UNAUTHENTICATED', 'Sign in, or send an API key as "Authorization: Bearer <key>". (Anonymous submissions reach only a collection that takes them, named by its id.)');
+
+const targetById = async (deps: Deps, id: string): Promise<CollectionsTable | undefined> =>
+  deps.db.selectFrom('collections').selectAll().where('id', '=', id).where('trashed_at', 'is', null).executeTakeFirst();
+
+/** The collection an anonymous submission names, if it takes submissions; otherwise the one 401. */
+export async function findSubmissionTarget(deps: Deps, ref: string): Promise<SubmissionTarget> {
+  if (!hasPrefix(ref, 'col')) throw submissionsClosed();
+  const row = await targetById(deps, ref);
+  const submissions = row ? storedSubmissions(storedSettings(row)) : null;
+  if (!row || !submissions?.enabled) throw submissionsClosed();
+  return { workspaceId: row.workspace_id, collectionId: row.id, submissions };
+}
+
+/** Whether a page of `origin` may submit: a request without an Origin header (a server, curl) may. */
+export function originAllowed(submissions: StoredSubmissions, origin: string | undefined): boolean {
+  if (origin === undefined) return true;
+  return submissions.origins.includes('*') || submissions.origins.includes(origin.toLowerCase());
+}
+
+/**
+ * The one place a submission's CAPTCHA is checked. Verifying a token with the provider is
+ * delivery/captcha-verify.ts's (another change); until it is wired in here, a collection with a
+ * CAPTCHA refuses every submission that brings no token, and lets none through unverified.
+ */
+export async function checkCaptcha(_deps: Deps, target: SubmissionTarget, input: SubmissionInput, _remoteIp: string): Promise<void> {
+  const { captcha } = target.submissions;
+  if (!captcha) return;
+  if (!input.captchaToken) throw captchaFailed('This form needs its CAPTCHA answered: send the token as captchaToken.');
+  throw captchaFailed('The CAPTCHA answer could not be verified.');
+}
+
+export const captchaFailed = (message: string): AppError => new AppError('CAPTCHA_FAILED', message);
+
+/** Whether the honeypot field was filled: anything but absent, null or empty text. */
+export function honeypotFilled(submissions: StoredSubmissions, data: RecordData): boolean {
+  const name = submissions.honeypot;
+  if (name === undefined || !Object.hasOwn(data, name)) return false;
+  const value = data[name];
+  return value !== null && value !== undefined && value !== '';
+}
+
+/**
+ * Stores an anonymous submission: the honeypot field is taken out (never stored), the active
+ * schema applies (422 as for anyone), and the record's event and audit entry name an anonymous
+ * actor with its address. Answers the record's summary only: an anonymous caller reads nothing back.
+ */
+export async function storeSubmission(deps: Deps, target: SubmissionTarget, input: SubmissionInput, meta: RequestMeta): Promise<RecordSummary> {
+  const data: RecordData = { ...input.data };
+  if (target.submissions.honeypot !== undefined) delete data[target.submissions.honeypot];
+  const context = { workspaceId: target.workspaceId, actor: { type: 'anonymous' as const, id: null, name: null, ip: meta.ip }, meta };
+  try {
+    const { body } = await createRecord(deps, context, target.collectionId, data);
+    return toRecordSummary(body as RecordView, 1);
+  } catch (error) {
+    // Trashed or deleted since the gate found it: the same answer as if it had been then.
+    if (error instanceof AppError && error.code === 'NOT_FOUND') throw submissionsClosed();
+    throw error;
+  }
+}
+
+/** What a filled honeypot is answered: a summary like a stored record's, for a record that does not exist. */
+export function decoySummary(deps: Deps, target: SubmissionTarget): RecordSummary {
+  const now = deps.clock.now();
+  const at = now.toISOString();
+  return { id: newId('rec', now.getTime()), collectionId: target.collectionId, revision: 1, files: [], createdAt: at, updatedAt: at, trashedAt: null };
+}
