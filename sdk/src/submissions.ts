@@ -5,7 +5,7 @@ import type { Transport } from './http.js';
  * What a public submission answers: the new record's summary, never its data (the public may
  * create, but reads nothing back unless the collection is also public).
  */
-export type SubmissionReceipt = Extract<SuccessBody<Operation<'/v1/collections/{col}/records/{rec}', 'patch'>>, { revision: number }>;
+export type SubmissionReceipt = Extract<SuccessBody<Operation<'/v1/collections/{col}/records', 'post'>>, { revision: number }>;
 
 export interface SubmitOptions {
   /** The token the collection's CAPTCHA widget (Turnstile or hCaptcha) gave the visitor, when the collection asks for one. */

@@ -535,6 +535,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collections/{col}/submissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A collection's public submissions in the last 24 hours, accepted and refused (by reason), per hour */
+        get: operations["collections.submissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/records": {
         parameters: {
             query?: never;
@@ -545,7 +562,7 @@ export interface paths {
         /** Query records: filter, sort, page by cursor; ?trashed=true lists the trash */
         get: operations["records.list"];
         put?: never;
-        /** Add a record (emits record.created); checked against the active schema version */
+        /** Add a record (emits record.created); checked against the active schema version. Without a credential: a public submission (docs/data-api.md), answered with the summary only */
         post: operations["records.create"];
         delete?: never;
         options?: never;
@@ -1057,10 +1074,10 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description A stable code; its HTTP status: INVALID_REQUEST 400, INVALID_WEBHOOK_URL 400, UNAUTHENTICATED 401, INVALID_API_KEY 401, API_KEY_EXPIRED 401, MISSING_SCOPE 403, COLLECTION_NOT_ALLOWED 403, PERSON_REQUIRED 403, FORBIDDEN 403, NOT_FOUND 404, CONFLICT 409, PRECONDITION_FAILED 412, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, SCHEMA_VALIDATION_FAILED 422, RATE_LIMITED 429, INTERNAL 500, UNAVAILABLE 503.
+                 * @description A stable code; its HTTP status: INVALID_REQUEST 400, INVALID_WEBHOOK_URL 400, UNAUTHENTICATED 401, INVALID_API_KEY 401, API_KEY_EXPIRED 401, MISSING_SCOPE 403, COLLECTION_NOT_ALLOWED 403, PERSON_REQUIRED 403, FORBIDDEN 403, ORIGIN_NOT_ALLOWED 403, CAPTCHA_FAILED 403, NOT_FOUND 404, CONFLICT 409, PRECONDITION_FAILED 412, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, SCHEMA_VALIDATION_FAILED 422, RATE_LIMITED 429, INTERNAL 500, UNAVAILABLE 503.
                  * @enum {string}
                  */
-                code: "INVALID_REQUEST" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_EXPIRED" | "MISSING_SCOPE" | "COLLECTION_NOT_ALLOWED" | "PERSON_REQUIRED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "SCHEMA_VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                code: "INVALID_REQUEST" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "API_KEY_EXPIRED" | "MISSING_SCOPE" | "COLLECTION_NOT_ALLOWED" | "PERSON_REQUIRED" | "FORBIDDEN" | "ORIGIN_NOT_ALLOWED" | "CAPTCHA_FAILED" | "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "SCHEMA_VALIDATION_FAILED" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
                 /** @description A sentence for people; may change. */
                 message: string;
                 /** @description The request id (req_…), also in the x-request-id header: the server logs carry it. */
@@ -3137,9 +3154,11 @@ export interface operations {
                              */
                             at: string;
                             actor: {
-                                type: "person" | "key" | "service_account" | "system";
+                                type: "person" | "key" | "service_account" | "system" | "anonymous";
                                 id: string | null;
                                 name: string | null;
+                                /** @description An anonymous caller (a public submission): the address it came from. */
+                                ip?: string | null;
                             };
                             action: string;
                             target: {
@@ -4360,6 +4379,19 @@ export interface operations {
                             public: boolean;
                             settings: {
                                 description: string;
+                                submissions?: {
+                                    /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                                    enabled: boolean;
+                                    /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                                    origins: string[];
+                                    /** @description Submissions allowed per client address per minute; 10 when unset. */
+                                    ratePerMinute?: number;
+                                    /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                                    honeypot?: string;
+                                    captcha?: {
+                                        provider: "turnstile" | "hcaptcha";
+                                    };
+                                };
                             };
                             activeSchemaVersion: number | null;
                             /**
@@ -4446,9 +4478,26 @@ export interface operations {
                     /** @description Lower case letters, digits and _, starting with a letter. */
                     name: string;
                     public?: boolean;
-                    /** @description Collection settings: today only a description (docs/data-api.md, Collections). An unknown setting is refused. */
+                    /** @description Collection settings: a description and public submissions (docs/data-api.md, Collections). An unknown setting is refused. */
                     settings?: {
                         description?: string;
+                        /** @description Public submissions (docs/data-api.md, "Public submissions"). */
+                        submissions?: {
+                            /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                            enabled: boolean;
+                            /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                            origins?: string[];
+                            /** @description Submissions allowed per client address per minute; 10 when unset. */
+                            ratePerMinute?: number;
+                            /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                            honeypot?: string;
+                            /** @description A CAPTCHA every submission must pass; null removes it, leaving it out keeps it. */
+                            captcha?: {
+                                provider: "turnstile" | "hcaptcha";
+                                /** @description Write-only: never shown again. Leave it out to keep the stored one. */
+                                secret?: string;
+                            } | null;
+                        };
                     };
                 };
             };
@@ -4480,6 +4529,19 @@ export interface operations {
                         public: boolean;
                         settings: {
                             description: string;
+                            submissions?: {
+                                /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                                enabled: boolean;
+                                /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                                origins: string[];
+                                /** @description Submissions allowed per client address per minute; 10 when unset. */
+                                ratePerMinute?: number;
+                                /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                                honeypot?: string;
+                                captcha?: {
+                                    provider: "turnstile" | "hcaptcha";
+                                };
+                            };
                         };
                         activeSchemaVersion: number | null;
                         /**
@@ -4588,6 +4650,19 @@ export interface operations {
                         public: boolean;
                         settings: {
                             description: string;
+                            submissions?: {
+                                /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                                enabled: boolean;
+                                /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                                origins: string[];
+                                /** @description Submissions allowed per client address per minute; 10 when unset. */
+                                ratePerMinute?: number;
+                                /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                                honeypot?: string;
+                                captcha?: {
+                                    provider: "turnstile" | "hcaptcha";
+                                };
+                            };
                         };
                         activeSchemaVersion: number | null;
                         /**
@@ -4700,6 +4775,19 @@ export interface operations {
                         public: boolean;
                         settings: {
                             description: string;
+                            submissions?: {
+                                /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                                enabled: boolean;
+                                /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                                origins: string[];
+                                /** @description Submissions allowed per client address per minute; 10 when unset. */
+                                ratePerMinute?: number;
+                                /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                                honeypot?: string;
+                                captcha?: {
+                                    provider: "turnstile" | "hcaptcha";
+                                };
+                            };
                         };
                         activeSchemaVersion: number | null;
                         /**
@@ -4789,9 +4877,26 @@ export interface operations {
                     /** @description Lower case letters, digits and _, starting with a letter. */
                     name?: string;
                     public?: boolean;
-                    /** @description Collection settings: today only a description (docs/data-api.md, Collections). An unknown setting is refused. */
+                    /** @description Collection settings: a description and public submissions (docs/data-api.md, Collections). An unknown setting is refused. */
                     settings?: {
                         description?: string;
+                        /** @description Public submissions (docs/data-api.md, "Public submissions"). */
+                        submissions?: {
+                            /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                            enabled: boolean;
+                            /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                            origins?: string[];
+                            /** @description Submissions allowed per client address per minute; 10 when unset. */
+                            ratePerMinute?: number;
+                            /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                            honeypot?: string;
+                            /** @description A CAPTCHA every submission must pass; null removes it, leaving it out keeps it. */
+                            captcha?: {
+                                provider: "turnstile" | "hcaptcha";
+                                /** @description Write-only: never shown again. Leave it out to keep the stored one. */
+                                secret?: string;
+                            } | null;
+                        };
                     };
                 };
             };
@@ -4823,6 +4928,19 @@ export interface operations {
                         public: boolean;
                         settings: {
                             description: string;
+                            submissions?: {
+                                /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                                enabled: boolean;
+                                /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                                origins: string[];
+                                /** @description Submissions allowed per client address per minute; 10 when unset. */
+                                ratePerMinute?: number;
+                                /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                                honeypot?: string;
+                                captcha?: {
+                                    provider: "turnstile" | "hcaptcha";
+                                };
+                            };
                         };
                         activeSchemaVersion: number | null;
                         /**
@@ -4922,6 +5040,19 @@ export interface operations {
                         public: boolean;
                         settings: {
                             description: string;
+                            submissions?: {
+                                /** @description Whether anyone may add a record to this collection without a credential (POST …/records). */
+                                enabled: boolean;
+                                /** @description Web pages (origins) allowed to submit; a request with no Origin header (a server, curl) is always allowed. */
+                                origins: string[];
+                                /** @description Submissions allowed per client address per minute; 10 when unset. */
+                                ratePerMinute?: number;
+                                /** @description A field that people leave empty: a submission that fills it is answered 201 and not stored. */
+                                honeypot?: string;
+                                captcha?: {
+                                    provider: "turnstile" | "hcaptcha";
+                                };
+                            };
                         };
                         activeSchemaVersion: number | null;
                         /**
@@ -4935,6 +5066,242 @@ export interface operations {
                          */
                         updatedAt: string;
                         trashedAt: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "collections.submissions": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "hours": [
+                     *         {
+                     *           "hour": "2026-01-15T00:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T01:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T02:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T03:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T04:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T05:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T06:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T07:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T08:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T09:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T10:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T11:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T12:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T13:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T14:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T15:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T16:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T17:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T18:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T19:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T20:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T21:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T22:00:00.000Z",
+                     *           "accepted": 0,
+                     *           "refused": 0
+                     *         },
+                     *         {
+                     *           "hour": "2026-01-15T23:00:00.000Z",
+                     *           "accepted": 12,
+                     *           "refused": 3
+                     *         }
+                     *       ],
+                     *       "accepted": 12,
+                     *       "refused": 3,
+                     *       "refusedBy": {
+                     *         "ORIGIN_NOT_ALLOWED": 1,
+                     *         "RATE_LIMITED": 0,
+                     *         "CAPTCHA_FAILED": 0,
+                     *         "HONEYPOT": 2,
+                     *         "TOO_LARGE": 0,
+                     *         "INVALID": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        collectionId: string;
+                        /** @description The last 24 hours, oldest first; the last is the current hour. `hour` is its start. */
+                        hours: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 in UTC with milliseconds.
+                             */
+                            hour: string;
+                            /** @description Submissions stored in this hour. */
+                            accepted: number;
+                            /** @description Submissions refused in this hour, a filled honeypot included. */
+                            refused: number;
+                        }[];
+                        /** @description Submissions stored in these 24 hours. */
+                        accepted: number;
+                        /** @description Submissions refused in these 24 hours. */
+                        refused: number;
+                        /** @description Why: ORIGIN_NOT_ALLOWED, RATE_LIMITED, CAPTCHA_FAILED, HONEYPOT (answered 201, not stored), TOO_LARGE, INVALID (a body that does not parse or fit the schema). */
+                        refusedBy: {
+                            /** @description Refused as ORIGIN_NOT_ALLOWED in these 24 hours. */
+                            ORIGIN_NOT_ALLOWED: number;
+                            /** @description Refused as RATE_LIMITED in these 24 hours. */
+                            RATE_LIMITED: number;
+                            /** @description Refused as CAPTCHA_FAILED in these 24 hours. */
+                            CAPTCHA_FAILED: number;
+                            /** @description Refused as HONEYPOT in these 24 hours. */
+                            HONEYPOT: number;
+                            /** @description Refused as TOO_LARGE in these 24 hours. */
+                            TOO_LARGE: number;
+                            /** @description Refused as INVALID in these 24 hours. */
+                            INVALID: number;
+                        };
                     };
                 };
             };
@@ -5109,7 +5476,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A repeat within 24 h returns the first response and creates nothing. */
+                /** @description A repeat within 24 h returns the first response and creates nothing. Refused on a public submission. */
                 "idempotency-key"?: string;
                 /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
                 "x-baas-workspace"?: string;
@@ -5136,6 +5503,8 @@ export interface operations {
                     data: {
                         [key: string]: unknown;
                     };
+                    /** @description Public submissions only: the CAPTCHA widget's answer, when the collection asks for one. Ignored with a credential. */
+                    captchaToken?: string;
                 };
             };
         };
@@ -5172,6 +5541,24 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         schemaVersion: number | null;
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
                         files: string[];
                         /**
                          * Format: date-time
