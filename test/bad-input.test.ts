@@ -83,8 +83,9 @@ describeEachEngine('cross-site requests', (engine) => {
     expectError(await owner.post('/v1/auth/sign-out', {}, evil), 403, 'FORBIDDEN');
     // Signing in from another site is refused too (login CSRF).
     expectError(await new Client(t).post('/v1/auth/sign-in', { email: OWNER.email, password: OWNER.password }, evil), 403, 'FORBIDDEN');
-    // Reads are harmless; the service's own origin is welcome.
-    expect((await owner.get('/v1/members', evil)).status).toBe(200);
+    // A read from another origin is not served as the session whose cookie it carries (docs/security.md); the service's own origin is welcome.
+    expectError(await owner.get('/v1/members', evil), 401, 'UNAUTHENTICATED');
+    expect((await owner.get('/v1/members', { origin: 'http://plainbase.test' })).status).toBe(200);
     expect((await owner.post('/v1/invites', { email: 'x@example.com', role: 'viewer' }, { origin: 'http://plainbase.test' })).status).toBe(201);
 
     // A form post: no JSON content type and no workspace header.

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { presentsCredential, WORKSPACE_HEADER } from './auth.js';
+import { isDataRequest } from './cors.js';
 
 /**
  * What a cache (a browser's, or a shared one: a CDN, a reverse proxy) may keep of an answer.
@@ -17,6 +18,8 @@ import { presentsCredential, WORKSPACE_HEADER } from './auth.js';
 
 /** The headers that choose what a public read answers: the workspace a name is looked up in, and the credentials that would turn it into a private read. */
 export const PUBLIC_READ_VARY = [WORKSPACE_HEADER, 'Authorization', 'Cookie', 'Origin'];
+/** What every other answer of the data API varies on. */
+const CORS_VARY = ['Origin'];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +32,8 @@ export function setCacheHeaders(config: Pick<Config, 'publicMaxAgeSeconds' | 'pu
   const own = reply.getHeader('cache-control');
   const api = request.url.startsWith('/v1/');
   if (request.publicRead) reply.header('vary', mergedVary(reply.getHeader('vary'), PUBLIC_READ_VARY));
+  // The data API answers pages of other origins (cors.ts): what it answers depends on the Origin.
+  else if (isDataRequest(request)) reply.header('vary', mergedVary(reply.getHeader('vary'), CORS_VARY));
   // A request refused before its cookies were read (a malformed URL) presents no session.
   if (request.headers.authorization !== undefined || (request.cookies !== undefined && presentsCredential(config, request))) {
     if (api || own === undefined) reply.header('cache-control', 'private, no-store');

@@ -3,7 +3,6 @@ import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { findSubmissionTarget, originAllowed } from '../modules/submissions/submit.js';
 import { isOwnOrigin } from './auth.js';
-import { mergedVary } from './cache-headers.js';
 
 /**
  * Cross-origin calls (CORS), answered by the service itself (docs/security.md, "Calls from other
@@ -32,6 +31,9 @@ export const MAX_AGE_SECONDS = 600;
 
 const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!;
 
+/** Whether a request is to the data API, whose every answer varies on Origin (cache-headers.ts adds it to Vary). */
+export const isDataRequest = (request: FastifyRequest): boolean => DATA_PATH.test(pathOf(request));
+
 /** Whether a list of origins (PLAINBASE_CORS_ORIGINS) admits `origin`. */
 export const listedOrigin = (origins: readonly string[], origin: string): boolean => origins.includes('*') || origins.includes(origin.toLowerCase());
 
@@ -47,13 +49,12 @@ export function allowOrigin(reply: FastifyReply, origin: string): void {
 /**
  * The onRequest hook: answers preflights (204, or 403 ORIGIN_NOT_ALLOWED) and marks the actual
  * requests of an allowed origin. Every answer of a data route varies on Origin, whoever asked,
- * so a cache never hands one origin's answer to another.
+ * so a cache never hands one origin's answer to another (set with the rest of Vary, cache-headers.ts).
  */
 export function corsHook(deps: Deps) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const path = pathOf(request);
     const data = DATA_PATH.test(path);
-    if (data) reply.header('vary', mergedVary(reply.getHeader('vary'), ['Origin']));
     const origin = request.headers.origin;
     if (origin === undefined || isOwnOrigin(deps, request, origin)) return undefined;
     const requestedMethod = request.headers['access-control-request-method'];
