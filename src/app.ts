@@ -12,6 +12,7 @@ import { LocalAuthFailureLimiter, RedisAuthFailureLimiter, authenticateCountingF
 import { settleKeyGuess } from './http/auth.js';
 import { setCacheHeaders } from './http/cache-headers.js';
 import { corsHook } from './http/cors.js';
+import { LocalSubmissionLimiter, RedisSubmissionLimiter } from './http/submission-limiter.js';
 import { flushSubmissionCounts } from './modules/submissions/submission-counts.js';
 import { registerDashboard } from './http/dashboard.js';
 import { parseJsonBodies } from './http/json-body.js';
@@ -115,6 +116,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   const failuresPerIp = deps.config.authFailuresPerIp;
   app.addHook('onRequest', authenticateCountingFailures(deps, redis ? new RedisAuthFailureLimiter(failuresPerIp, redis) : new LocalAuthFailureLimiter(failuresPerIp)));
   await useRateLimits(app, deps.config, redis);
+  app.decorate('submissionLimiter', redis ? new RedisSubmissionLimiter(redis) : new LocalSubmissionLimiter());
   app.setErrorHandler(errorHandler());
   app.setNotFoundHandler((request) => {
     throw new AppError('NOT_FOUND', `There is no route ${request.method} ${request.url.split('?')[0]}.`);

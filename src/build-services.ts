@@ -1,6 +1,7 @@
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Storage } from './db/connect.js';
+import { LazyCaptchaClient } from './delivery/captcha-verify.js';
 import { closeSender, LazySender } from './delivery/guard-options.js';
 import type { Deps } from './deps.js';
 import { noStreamSlots } from './http/routes/events/stream-slots.js';
@@ -34,6 +35,7 @@ function buildServices(deps: Deps): Services {
     exportSpool: new SpoolQuota(),
     fileStore: makeFileStore(deps.config),
     webhookSender: new LazySender(deps),
+    captchaClient: new LazyCaptchaClient(deps),
     eventHub: new EventHub(deps, { keepBytes: deps.config.streamHubBytes }),
     rememberedCollections: noRememberedCollections(),
     rememberedKeys: noRememberedKeys(),
@@ -48,9 +50,9 @@ function buildServices(deps: Deps): Services {
 }
 
 /**
- * Closes what holds connections (the sender's pool, the file store's), once the app and its worker
+ * Closes what holds connections (the sender's pool, the CAPTCHA verifier's, the file store's), once the app and its worker
  * have both stopped: the app alone must not, or the worker's last attempts lose their connections.
  */
 export async function closeServices(deps: Pick<Deps, 'services'>): Promise<void> {
-  await Promise.all([closeSender(deps), closeFileStore(deps)]);
+  await Promise.all([closeSender(deps), deps.services.captchaClient.close(), closeFileStore(deps)]);
 }

@@ -78,6 +78,10 @@ export interface Config {
   webhookClaimSeconds: number;
   /** Most webhooks one workspace may hold. */
   webhooksPerWorkspace: number;
+  /** Where public submissions' CAPTCHA tokens are verified, per provider (docs/forms-reference.md). */
+  captchaVerifyUrls: { turnstile: string; hcaptcha: string };
+  /** How long one CAPTCHA verification may take before the submission is refused. */
+  captchaTimeoutMs: number;
   /** Per-tenant limits on what a caller can create (docs/configuration.md, "Limits per tenant"). */
   workspacesPerPerson: number;
   apiKeysPerWorkspace: number;
@@ -206,6 +210,16 @@ const publicUrl = z.string().refine((value) => {
     return false;
   }
 }, 'must be the http:// or https:// address people use to reach this service, such as https://data.example.com');
+
+/** The providers' own verification endpoints (Cloudflare Turnstile, hCaptcha). */
+const TURNSTILE_VERIFY_URL = 'https://challenges.cloudflare.com/turnstile/v0/siteverify';
+const HCAPTCHA_VERIFY_URL = 'https://api.hcaptcha.com/siteverify';
+
+// Checked again at every call by the outbound guard (https only outside development, no private addresses).
+const verifyUrl = z.string().refine((value) => {
+  const url = safeUrl(value);
+  return url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+}, 'must be an http:// or https:// URL without credentials');
 
 /**
  * One entry per variable (the name after `PLAINBASE_`): its parser and its default as written in
@@ -362,6 +376,18 @@ export const VARIABLES = {
   WEBHOOK_CA_FILE: {
     parse: z.string().optional(),
     default: '(none)',
+  },
+  TURNSTILE_VERIFY_URL: {
+    parse: verifyUrl.default(TURNSTILE_VERIFY_URL),
+    default: TURNSTILE_VERIFY_URL,
+  },
+  HCAPTCHA_VERIFY_URL: {
+    parse: verifyUrl.default(HCAPTCHA_VERIFY_URL),
+    default: HCAPTCHA_VERIFY_URL,
+  },
+  CAPTCHA_TIMEOUT_MS: {
+    parse: wholeNumber(100, 60_000).default(5000),
+    default: '5000',
   },
   STREAMS_PER_CALLER: {
     parse: wholeNumber(1, 100_000).default(10),
@@ -569,6 +595,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     webhookCaFile: v.WEBHOOK_CA_FILE === undefined ? null : readCaFile(v.WEBHOOK_CA_FILE),
     webhookClaimSeconds: v.WEBHOOK_CLAIM_SECONDS,
     webhooksPerWorkspace: v.WEBHOOKS_PER_WORKSPACE,
+    captchaVerifyUrls: { turnstile: v.TURNSTILE_VERIFY_URL, hcaptcha: v.HCAPTCHA_VERIFY_URL },
+    captchaTimeoutMs: v.CAPTCHA_TIMEOUT_MS,
     workspacesPerPerson: v.WORKSPACES_PER_PERSON,
     apiKeysPerWorkspace: v.API_KEYS_PER_WORKSPACE,
     collectionsPerWorkspace: v.COLLECTIONS_PER_WORKSPACE,

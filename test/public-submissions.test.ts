@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { allAuditEntries, Client, expectError, inNewWorkspace, KeyClient, signedInOwner, type Reply } from './support/client.js';
 import { outbox } from './support/events.js';
-import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
+import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } from './support/harness.js';
+import { startTestRedis, type TestRedis } from './support/redis-server.js';
 
 const PAGE = 'https://forms.example.com';
 const SECRET = 'turnstile-secret-0123456789';
@@ -293,5 +294,50 @@ describeEachEngine('public submissions', (engine) => {
     expectError(await second.get(`/v1/collections/${mine}/submissions`), 404, 'NOT_FOUND');
     const counts = await second.get(`/v1/collections/${theirs}/submissions`);
     expect([counts.body.accepted, counts.body.refused]).toEqual([1, 0]);
+  });
+});
+
+/**
+ * With PLAINBASE_REDIS_URL the limits hold across processes: two apps on one database, each with
+ * its own Redis connection and memory, as two processes are (the same shape as redis-limits.test.ts).
+ */
+const redisPresent = inject('redisServerPresent');
+describe.skipIf(!redisPresent)('public submissions with redis-server', () => {
+  let redis: TestRedis;
+  beforeAll(async () => { redis = await startTestRedis(); }, 30_000);
+  afterAll(async () => { await redis?.stop(); });
+
+  describeEachEngine('limits counted in Redis', (engine) => {
+    let a: TestApp;
+    let b: TestApp;
+    afterEach(async () => {
+      redis.resume();
+      await b?.close();
+      await a?.close();
+      await redis.flush();
+    });
+
+    it('holds the per-address and per-collection limits across processes, exactly under concurrent requests; counts locally while Redis is away', async () => {
+      a = await startTestApp(engine, { redisUrl: redis.url, submissionsPerMinute: 6 });
+      b = await startTestAppBeside(a);
+      const owner = await signedInOwner(a);
+      const col = (await owner.post('/v1/collections', { name: 'signups', settings: { submissions: { enabled: true, origins: ['*'], ratePerMinute: 2 } } })).body.id;
+      const from = (t: TestApp, address: string) => Object.assign(new Client(t), { remoteAddress: address });
+      const send = (t: TestApp, address: string) => from(t, address).post(`/v1/collections/${col}/records`, { data: {} });
+
+      const one = await Promise.all(Array.from({ length: 8 }, (_, i) => send(i % 2 ? b : a, '203.0.113.1')));
+      expect(one.filter((reply) => reply.status === 201)).toHaveLength(2);
+      const many = await Promise.all(Array.from({ length: 12 }, (_, i) => send(i % 2 ? b : a, `198.51.100.${i + 1}`)));
+      // Six a minute for the collection, two of them used above.
+      expect(many.filter((reply) => reply.status === 201)).toHaveLength(4);
+      for (const reply of [...one, ...many].filter((r) => r.status !== 201)) expectError(reply, 429, 'RATE_LIMITED');
+      expect((await owner.get(`/v1/collections/${col}/records`)).body.data).toHaveLength(6);
+
+      // Redis away: each process counts for itself rather than not at all.
+      await redis.stop();
+      const alone = await Promise.all(Array.from({ length: 4 }, () => send(a, '192.0.2.1')));
+      expect(alone.filter((reply) => reply.status === 201)).toHaveLength(2);
+      await redis.restart();
+    }, 60_000);
   });
 });

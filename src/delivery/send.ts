@@ -179,7 +179,7 @@ const SHAPES_REMEMBERED = 10_000;
  * of the whole body). A body that breaks off (the connection reset, the attempt's time up) gives
  * what arrived: the status has come already, and it decides the attempt.
  */
-function readFirstBytes(body: Readable, limit: number): Promise<{ bytes: Buffer; cut: boolean }> {
+export function readFirstBytes(body: Readable, limit: number): Promise<{ bytes: Buffer; cut: boolean }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -93,11 +93,11 @@ export class LocalAuthFailureLimiter implements AuthFailureLimiter {
 }
 
 /** The store @fastify/rate-limit counts in Redis: one atomic script per count (INCR, PEXPIRE on the first). */
-interface RedisCounter {
+export interface RedisCounter {
   incr(key: string, done: (error: Error | null, result: { current: number; ttl: number } | null) => void, windowMs: number, max: number): void;
   read(key: string, done: (error: Error | null, result: { current: number; ttl: number } | null) => void): void;
 }
-const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as new (
+export const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as new (
   continueExceeding: boolean,
   exponentialBackoff: boolean,
   redis: Redis,

@@ -52,22 +52,24 @@ export function allowOrigin(reply: FastifyReply, origin: string): void {
  * so a cache never hands one origin's answer to another (set with the rest of Vary, cache-headers.ts).
  */
 export function corsHook(deps: Deps) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+  // A callback hook: every request passes here, and only a submission's preflight has to wait.
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    const origin = request.headers.origin;
+    if (origin === undefined || isOwnOrigin(deps, request, origin)) return done();
     const path = pathOf(request);
     const data = DATA_PATH.test(path);
-    const origin = request.headers.origin;
-    if (origin === undefined || isOwnOrigin(deps, request, origin)) return undefined;
     const requestedMethod = request.headers['access-control-request-method'];
-    if (request.method === 'OPTIONS' && requestedMethod !== undefined) {
-      if (data && listedOrigin(deps.config.corsOrigins, origin)) return preflightAnswer(reply, origin, API_METHODS, API_HEADERS);
-      const submission = SUBMISSION_PATH.exec(path);
-      if (submission && String(requestedMethod).toUpperCase() === 'POST' && (await submissionOriginAllowed(deps, submission[1]!, origin))) {
-        return preflightAnswer(reply, origin, 'POST', 'content-type');
-      }
-      throw originNotAllowed();
+    if (request.method !== 'OPTIONS' || requestedMethod === undefined) {
+      if (data && listedOrigin(deps.config.corsOrigins, origin)) allowOrigin(reply, origin);
+      return done();
     }
-    if (data && listedOrigin(deps.config.corsOrigins, origin)) allowOrigin(reply, origin);
-    return undefined;
+    if (data && listedOrigin(deps.config.corsOrigins, origin)) return void preflightAnswer(reply, origin, API_METHODS, API_HEADERS);
+    const submission = SUBMISSION_PATH.exec(path);
+    if (!submission || String(requestedMethod).toUpperCase() !== 'POST') return done(originNotAllowed());
+    submissionOriginAllowed(deps, submission[1]!, origin).then((allowed) => {
+      if (allowed) preflightAnswer(reply, origin, 'POST', 'content-type');
+      else done(originNotAllowed());
+    }, (error: Error) => done(error));
   };
 }
 

@@ -3,9 +3,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError, invalidRequest, rateLimited } from '../errors.js';
 import { countSubmission, type SubmissionOutcome } from '../modules/submissions/submission-counts.js';
-import { takeSubmission } from '../modules/submissions/submission-limits.js';
 import { checkCaptcha, decoySummary, findSubmissionTarget, honeypotFilled, originAllowed, storeSubmission, type SubmissionInput, type SubmissionTarget } from '../modules/submissions/submit.js';
+import { activeSchemaOf } from '../modules/schemas/schema-versions.js';
+import { checkContentType, checkFileName, DEFAULT_CONTENT_TYPE } from '../modules/files/files.js';
+import type { RecordSummary } from '../modules/records/record-shape.js';
+import { discardSubmissionFiles, storeSubmissionFile } from '../modules/submissions/submission-files.js';
 import { allowOrigin, listedOrigin } from './cors.js';
+import { errorHandler, toAppError } from './error-handler.js';
+import { formFieldsToData, isFormBody, queryRedirect, readFormFields, redirectWithError } from './form-submission.js';
 import { requestMeta } from './request-meta.js';
 
 /**
@@ -13,7 +18,8 @@ import { requestMeta } from './request-meta.js';
  * without a credential, to a collection whose settings.submissions let it. The steps, in order:
  * 1. the gate (preParsing, before the body is read): the collection by id, taking submissions,
  *    else the same 401 as for any anonymous write; the page's origin (403 ORIGIN_NOT_ALLOWED);
- *    no Idempotency-Key (a replay would read a stored answer); the rates (429 RATE_LIMITED); the
+ *    no Idempotency-Key (a replay would read a stored answer); the rates (429 RATE_LIMITED,
+ *    submission-limiter.ts); the
  *    body's size (413, PLAINBASE_SUBMISSION_MAX_BYTES);
  * 2. the body becomes `{data, files, redirect, captchaToken}` (submissionInput);
  * 3. the honeypot (filled: 201 with a made-up summary, nothing stored), then the CAPTCHA
@@ -25,6 +31,18 @@ interface SubmissionState {
   target: SubmissionTarget;
   /** Set where the reason is known; otherwise the answer's status tells it. */
   outcome: SubmissionOutcome | null;
+  /** A form body (urlencoded or multipart), once read (readSubmissionForm). */
+  form?: SubmittedForm;
+}
+
+interface SubmittedForm {
+  /** Where the browser goes after the answer (303), checked against the collection's origins. */
+  redirect: URL | null;
+  /** Files stored from the form; removed again unless the submission ends in a record. */
+  files: string[];
+  honeypotFilled: boolean;
+  /** The record holding the files was created. */
+  kept?: boolean;
 }
 
 declare module 'fastify' {
@@ -57,9 +75,12 @@ export function gateSubmission(deps: Deps) {
     if (request.headers['idempotency-key'] !== undefined) {
       throw refuse(request, 'INVALID', invalidRequest('An anonymous submission cannot carry an Idempotency-Key: send the submission once, or use an API key.', { field: 'headers.idempotency-key' }));
     }
-    const wait = takeSubmission(deps, target.collectionId, request.ip, target.submissions.ratePerMinute);
+    const wait = await request.server.submissionLimiter.take(deps, target.collectionId, request.ip, target.submissions.ratePerMinute);
     if (wait) throw refuse(request, 'RATE_LIMITED', rateLimited(wait.retryAfterSeconds, 'Too many submissions to this collection; try again later.'));
     const limit = deps.config.submissionMaxBytes;
+    // A multipart form may carry files (each within PLAINBASE_FILE_MAX_BYTES): its fields are held
+    // to the limit together, part by part, as they are read (form-submission.ts).
+    if (isFormBody(request) === 'multipart') return payload;
     const declared = Number(request.headers['content-length']);
     if (declared > limit) throw refuse(request, 'TOO_LARGE', tooLarge(limit));
     return limitedTo(payload, limit, () => refuse(request, 'TOO_LARGE', tooLarge(limit)));
@@ -87,7 +108,106 @@ function limitedTo(payload: NodeJS.ReadableStream, limit: number, error: () => A
  */
 export function submissionInput(request: FastifyRequest): SubmissionInput {
   const body = request.body as { data: Record<string, unknown>; captchaToken?: string };
-  return { data: body.data, files: [], redirect: null, captchaToken: body.captchaToken ?? null };
+  const form = request.submission?.form;
+  return { data: body.data, files: form?.files ?? [], redirect: form?.redirect?.toString() ?? null, captchaToken: body.captchaToken ?? null };
+}
+
+/**
+ * Step 2 for forms, the route's preValidation hook: an urlencoded or multipart body becomes the
+ * `{data, captchaToken}` a JSON body would have been (form-submission.ts), with the form's files
+ * stored and its redirect checked. Forms are for public submissions: with a credential, 415.
+ * `?redirect=` is for forms only.
+ */
+export function readSubmissionForm(deps: Deps) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const kind = isFormBody(request);
+    const state = request.submission;
+    if (!kind) {
+      if (queryRedirect(request) !== null) throw invalidRequest('?redirect= is for form submissions (urlencoded or multipart) without a credential.', { field: 'querystring.redirect' });
+      return;
+    }
+    if (!state) {
+      const type = request.headers['content-type'] ?? '';
+      throw new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `With a credential, this route takes a JSON body: send it as Content-Type: application/json (this request sent Content-Type ${JSON.stringify(type.split(';')[0]!.trim())}). Forms are taken only as public submissions, without a credential.`,
+        { contentType: type },
+      );
+    }
+    const form: SubmittedForm = { redirect: null, files: [], honeypotFilled: false };
+    state.form = form;
+    const meta = requestMeta(request);
+    const { target } = state;
+    let read;
+    try {
+      read = await readFormFields(request, kind, {
+        origins: target.submissions.origins,
+        honeypot: target.submissions.honeypot ?? null,
+        fileMaxBytes: deps.config.fileMaxBytes,
+        fieldBytes: deps.config.submissionMaxBytes,
+        stored: form.files,
+        storeFile: (part) =>
+          storeSubmissionFile(deps, target, meta, {
+            name: checkFileName(part.name, `body.${part.field}`),
+            contentType: checkContentType(part.contentType || DEFAULT_CONTENT_TYPE, `body.${part.field}`),
+            body: part.body,
+          }),
+      });
+    } catch (error) {
+      // A form that breaks off (the client gone, too many parts): its files go now, since no
+      // answer may reach onResponse.
+      await discardSubmissionFiles(deps, target, meta, form.files.splice(0)).catch((cause: unknown) => request.log.error({ err: cause }, 'the files of a broken form could not be removed'));
+      throw error;
+    }
+    form.redirect = read.redirectUrl;
+    form.honeypotFilled = read.honeypotFilled;
+    const data = read.honeypotFilled ? {} : formFieldsToData(read.fields, await activeSchemaOf(deps.db, target.workspaceId, target.collectionId));
+    request.body = { data, ...(read.captchaToken === null ? {} : { captchaToken: read.captchaToken }) };
+  };
+}
+
+/** The answer to a submission taken (or seemingly taken): 303 to the form's redirect, else 201 with the summary. */
+function answerTaken(reply: FastifyReply, state: SubmissionState, summary: RecordSummary) {
+  const redirect = state.form?.redirect;
+  if (!redirect) return reply.status(201).send(summary);
+  state.outcome ??= 'ACCEPTED';
+  return reply.status(303).header('location', redirect.toString()).send();
+}
+
+/** What a refusal counts as when its answer is a redirect, whose status says nothing. */
+function outcomeOfError(error: AppError): SubmissionOutcome {
+  if (error.code === 'CAPTCHA_FAILED' || error.code === 'RATE_LIMITED' || error.code === 'ORIGIN_NOT_ALLOWED') return error.code;
+  return error.status === 413 ? 'TOO_LARGE' : 'INVALID';
+}
+
+/**
+ * The create route's error handler: a form that named a redirect (checked) is sent back there on
+ * a refusal, with `?error=CODE`, so a page without JavaScript can say what went wrong; every
+ * other refusal, and every failure of the service itself, is answered as usual.
+ */
+export function submissionErrorHandler() {
+  const usual = errorHandler();
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const state = request.submission;
+    const redirect = state?.form?.redirect;
+    const appError = toAppError(error);
+    if (!state || !redirect || appError.status >= 500) return usual(error, request, reply);
+    state.outcome ??= outcomeOfError(appError);
+    return reply.status(303).header('location', redirectWithError(redirect, appError.code)).send();
+  };
+}
+
+/** The route's onResponse hook: a form's files stay only with the record they came for. */
+export function discardUnkeptFiles(deps: Deps) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const state = request.submission;
+    if (!state?.form?.files.length || state.form.kept) return;
+    try {
+      await discardSubmissionFiles(deps, state.target, requestMeta(request), state.form.files);
+    } catch (error) {
+      request.log.error({ err: error, files: state.form.files }, 'the files of a refused submission could not be removed');
+    }
+  };
 }
 
 /** Steps 2 and 3: the create route's handler for an anonymous caller. */
@@ -97,18 +217,19 @@ export function handleSubmission(deps: Deps): (request: FastifyRequest, reply: F
     // The gate ran for every anonymous create; without it nothing here may run.
     if (!state) throw new Error('an anonymous submission reached its handler without the gate');
     const input = submissionInput(request);
-    if (honeypotFilled(state.target.submissions, input.data)) {
+    if (state.form?.honeypotFilled || honeypotFilled(state.target.submissions, input.data)) {
       state.outcome = 'HONEYPOT';
-      return reply.status(201).send(decoySummary(deps, state.target));
+      return answerTaken(reply, state, decoySummary(deps, state.target));
     }
     try {
-      await checkCaptcha(deps, state.target, input, request.ip);
+      await checkCaptcha(deps, state.target, input, request.ip, request.log);
     } catch (error) {
       if (error instanceof AppError && error.code === 'CAPTCHA_FAILED') state.outcome = 'CAPTCHA_FAILED';
       throw error;
     }
     const summary = await storeSubmission(deps, state.target, input, requestMeta(request));
-    return reply.status(201).send(summary);
+    if (state.form) state.form.kept = true;
+    return answerTaken(reply, state, summary);
   };
 }
 

@@ -5474,7 +5474,10 @@ export interface operations {
     };
     "records.create": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Form submissions only: where to send the browser after the answer (303), on a refusal with ?error=CODE added. Its origin must be one of the collection's submission origins. A form may send it as its `redirect` field instead. */
+                redirect?: string;
+            };
             header?: {
                 /** @description A repeat within 24 h returns the first response and creates nothing. Refused on a public submission. */
                 "idempotency-key"?: string;
@@ -5573,6 +5576,15 @@ export interface operations {
                         trashedAt: string | null;
                     };
                 };
+            };
+            /** @description A form submission that named a redirect: sent there, with ?error=CODE on a refusal after the form was read (docs/forms-reference.md). No body. */
+            303: {
+                headers: {
+                    /** @description The form's redirect. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
             429: {
@@ -7391,7 +7403,7 @@ export interface operations {
                          */
                         createdAt: string;
                         createdBy: {
-                            /** @description person or key */
+                            /** @description person, key, or anonymous (a public form submission) */
                             type: string;
                             id: string | null;
                         };
@@ -7571,7 +7583,7 @@ export interface operations {
                              */
                             createdAt: string;
                             createdBy: {
-                                /** @description person or key */
+                                /** @description person, key, or anonymous (a public form submission) */
                                 type: string;
                                 id: string | null;
                             };
@@ -7694,7 +7706,7 @@ export interface operations {
                          */
                         createdAt: string;
                         createdBy: {
-                            /** @description person or key */
+                            /** @description person, key, or anonymous (a public form submission) */
                             type: string;
                             id: string | null;
                         };

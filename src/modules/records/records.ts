@@ -93,6 +93,11 @@ export interface CreateOptions {
   idempotency?: IdempotencyKey;
   /** The caller's key, when it was guessed (keys/key-guess.ts). */
   guess?: KeyGuess;
+  /**
+   * Files of the collection to attach in the same transaction (a form's file fields, uploaded
+   * just before): the record is created holding them, revision 1, one record.created.
+   */
+  files?: readonly string[];
 }
 
 /**
@@ -119,12 +124,13 @@ export async function createRecord(
   assertRecordData(data);
   const now = deps.clock.now();
   const { idempotency, guess } = options;
+  const files = options.files ?? [];
   if (idempotency) {
     await guess?.confirm();
     const stored = await findStoredResponse(deps.db, idempotency, now);
     if (stored) return stored;
   }
-  if (!idempotency) {
+  if (!idempotency && files.length === 0) {
     const created = await createInOneStatement(deps, context.workspaceId, idOrName, data, (collection, schemaVersion) => {
       const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
       const audit = keyWriteAudit(context, 'record.created', row.id, collection.id);
@@ -140,6 +146,7 @@ export async function createRecord(
       const schemaVersion = (await recordChecker(trx, collection))(data);
       const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
       await insertRows(trx, 'records', RECORD_COLUMNS, [row]);
+      if (files.length > 0) view.files = await attachNewFiles(trx, collection, row.id, files, now);
       await emitEvent(trx, now, eventOf(collection, 'record.created', view));
       await auditKeyWrite(trx, now, context, 'record.created', row.id, collection.id);
       const response = { status: 201, body: view };
@@ -154,6 +161,25 @@ export async function createRecord(
     }
     throw error;
   }
+}
+
+/** Attaches files of the collection to a record being created; a file of another collection is a 409. */
+async function attachNewFiles(trx: Executor, collection: CollectionsTable, recordId: string, fileIds: readonly string[], at: Date): Promise<string[]> {
+  // In the order a read lists them: one attached_at, so by id.
+  const unique = [...new Set(fileIds)].sort();
+  const found = await trx
+    .selectFrom('files')
+    .select('id')
+    .where('workspace_id', '=', collection.workspace_id)
+    .where('collection_id', '=', collection.id)
+    .where('id', 'in', unique)
+    .execute();
+  if (found.length !== unique.length) throw conflict('A file to attach is not a file of this collection.', { field: 'files' });
+  await trx
+    .insertInto('record_files')
+    .values(unique.map((fileId) => ({ record_id: recordId, file_id: fileId, workspace_id: collection.workspace_id, collection_id: collection.id, attached_at: at.toISOString() })))
+    .execute();
+  return unique;
 }
 
 /** A record by id: every read and write of one record starts here, so it takes the direct path (db/direct-query.ts). */

@@ -161,3 +161,20 @@ export async function recordChecker(executor: Executor, collection: CollectionsT
   checkers.set(cacheKey, check);
   return check;
 }
+
+/**
+ * The JSON Schema records of the collection are checked against now, or null without an active
+ * version: what a form's text is converted by (http/form-submission.ts). The create checks again
+ * in its own transaction, so a version switched in between still decides.
+ */
+export async function activeSchemaOf(executor: Executor, workspaceId: string, collectionId: string): Promise<unknown> {
+  const row = await executor
+    .selectFrom('schema_versions')
+    .innerJoin('collections', 'collections.id', 'schema_versions.collection_id')
+    .select('schema_versions.schema')
+    .where('collections.workspace_id', '=', workspaceId)
+    .where('collections.id', '=', collectionId)
+    .whereRef('schema_versions.version', '=', 'collections.active_schema_version')
+    .executeTakeFirst();
+  return row ? (JSON.parse(row.schema) as unknown) : null;
+}

@@ -1,9 +1,10 @@
+import { verifyCaptcha } from '../../delivery/captcha-verify.js';
 import type { Deps } from '../../deps.js';
 import type { CollectionsTable } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import type { RequestMeta } from '../audit/audit.js';
-import { storedSettings } from '../collections/collections.js';
+import { storedSettings, type CollectionContext } from '../collections/collections.js';
 import { storedSubmissions, type StoredSubmissions } from '../collections/submission-settings.js';
 import { createRecord } from '../records/records.js';
 import { toRecordSummary, type RecordData, type RecordSummary, type RecordView } from '../records/record-shape.js';
@@ -18,8 +19,8 @@ export interface SubmissionTarget {
 /** What a submission's body becomes, whatever its content type (JSON here; forms: http/form-submission.ts). */
 export interface SubmissionInput {
   data: RecordData;
-  /** Files sent with the submission (multipart forms); none for JSON. */
-  files: unknown[];
+  /** Ids of the files a multipart form brought, stored already (submission-files.ts); none for JSON. */
+  files: string[];
   /** Where a form asks to be sent after it was accepted (303); null for JSON. */
   redirect: string | null;
   /** The CAPTCHA widget's answer: JSON's top-level `captchaToken`, or the provider's form field. */
@@ -52,15 +53,20 @@ export function originAllowed(submissions: StoredSubmissions, origin: string | u
 }
 
 /**
- * The one place a submission's CAPTCHA is checked. Verifying a token with the provider is
- * delivery/captcha-verify.ts's (another change); until it is wired in here, a collection with a
- * CAPTCHA refuses every submission that brings no token, and lets none through unverified.
+ * The one place a submission's CAPTCHA is checked: the token goes to the provider
+ * (delivery/captcha-verify.ts), and only its clear yes lets the submission through. A provider
+ * that cannot be asked, or answers anything else, refuses it too (fail closed). Why is logged
+ * for the operator, never the secret or the token.
  */
-export async function checkCaptcha(_deps: Deps, target: SubmissionTarget, input: SubmissionInput, _remoteIp: string): Promise<void> {
+export async function checkCaptcha(deps: Deps, target: SubmissionTarget, input: SubmissionInput, remoteIp: string, log?: { warn(details: object, message: string): void }): Promise<void> {
   const { captcha } = target.submissions;
   if (!captcha) return;
-  if (!input.captchaToken) throw captchaFailed('This form needs its CAPTCHA answered: send the token as captchaToken.');
-  throw captchaFailed('The CAPTCHA answer could not be verified.');
+  if (!input.captchaToken) throw captchaFailed('This form needs its CAPTCHA answered: send the token as captchaToken (or the widget\'s own form field).');
+  const verdict = await verifyCaptcha(deps, { provider: captcha.provider, secret: captcha.secret, token: input.captchaToken, remoteIp });
+  if (verdict.ok) return;
+  log?.warn({ captcha: { provider: captcha.provider, reason: verdict.reason, detail: verdict.detail }, collectionId: target.collectionId }, 'CAPTCHA check refused a submission');
+  if (verdict.reason === 'unavailable') throw captchaFailed('The CAPTCHA answer could not be verified: verification was unavailable. Try again in a moment.');
+  throw captchaFailed('The CAPTCHA answer was not accepted. Answer it again and resubmit.');
 }
 
 export const captchaFailed = (message: string): AppError => new AppError('CAPTCHA_FAILED', message);
@@ -81,9 +87,9 @@ export function honeypotFilled(submissions: StoredSubmissions, data: RecordData)
 export async function storeSubmission(deps: Deps, target: SubmissionTarget, input: SubmissionInput, meta: RequestMeta): Promise<RecordSummary> {
   const data: RecordData = { ...input.data };
   if (target.submissions.honeypot !== undefined) delete data[target.submissions.honeypot];
-  const context = { workspaceId: target.workspaceId, actor: { type: 'anonymous' as const, id: null, name: null, ip: meta.ip }, meta };
+  const context = anonymousContext(target, meta);
   try {
-    const { body } = await createRecord(deps, context, target.collectionId, data);
+    const { body } = await createRecord(deps, context, target.collectionId, data, { files: input.files });
     return toRecordSummary(body as RecordView, 1);
   } catch (error) {
     // Trashed or deleted since the gate found it: the same answer as if it had been then.
@@ -91,6 +97,13 @@ export async function storeSubmission(deps: Deps, target: SubmissionTarget, inpu
     throw error;
   }
 }
+
+/** Who an anonymous submission's writes are by: no one, from an address. */
+export const anonymousContext = (target: SubmissionTarget, meta: RequestMeta): CollectionContext => ({
+  workspaceId: target.workspaceId,
+  actor: { type: 'anonymous' as const, id: null, name: null, ip: meta.ip },
+  meta,
+});
 
 /** What a filled honeypot is answered: a summary like a stored record's, for a record that does not exist. */
 export function decoySummary(deps: Deps, target: SubmissionTarget): RecordSummary {

@@ -25,7 +25,7 @@ export const FileBody = Type.Object({
   sha256: Type.String({ description: 'Lowercase hex SHA-256 of the content; the download\'s ETag is this, quoted.' }),
   createdAt: Timestamp,
   createdBy: Type.Object({
-    type: Type.String({ description: 'person or key' }),
+    type: Type.String({ description: 'person, key, or anonymous (a public form submission)' }),
     id: Type.Union([Type.String(), Type.Null()]),
   }),
 }, { examples: [FILE_EXAMPLE] });
