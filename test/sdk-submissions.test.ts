@@ -1,5 +1,6 @@
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { Plainbase, PlainbaseError } from '../sdk/src/index.js';
+import { CaptchaStandIn } from './support/captcha-stand-in.js';
 import { describeEachEngine } from './support/harness.js';
 import { startSdkWorld, type SdkWorld } from './support/sdk-world.js';
 
@@ -16,11 +17,19 @@ async function refusal(call: Promise<unknown>): Promise<{ plainbase: boolean; co
   return { plainbase: error instanceof PlainbaseError, code, status };
 }
 
+/** Turnstile's verification endpoint, stood in on loopback: it takes tokens starting with `pass`. */
+const standIn = new CaptchaStandIn();
+let verifyUrl: string;
+beforeAll(async () => {
+  verifyUrl = await standIn.start();
+});
+afterAll(() => standIn.stop());
+
 describeEachEngine('public submissions with the SDK', (engine) => {
   let w: SdkWorld;
 
   beforeEach(async () => {
-    w = await startSdkWorld(engine);
+    w = await startSdkWorld(engine, { env: 'development', webhookAllowPrivate: true, captchaVerifyUrls: { turnstile: verifyUrl, hcaptcha: verifyUrl } });
   });
   afterEach(async () => {
     await w?.close();
@@ -73,9 +82,19 @@ describeEachEngine('public submissions with the SDK', (engine) => {
     expect((await w.main.owner.get(`/v1/collections/${open}/records`)).body.data).toHaveLength(2);
   });
 
-  it('sends the CAPTCHA token: a collection that asks for one refuses a submission without it', async () => {
-    const id = await collection('guarded', { enabled: true, origins: ['*'], captcha: { provider: 'turnstile', secret: 'test-secret' } });
-    expect(await refusal(new Plainbase({ url: w.base }).submissions(id).submit({ n: 1 }))).toEqual({ plainbase: true, code: 'CAPTCHA_FAILED', status: 403 });
-    expect((await w.main.owner.get(`/v1/collections/${id}/records`)).body.data).toHaveLength(0);
+  it('sends the CAPTCHA token for the provider to check', async () => {
+    const id = await collection('guarded', { enabled: true, origins: ['*'], captcha: { provider: 'turnstile', secret: 'turnstile-secret' } });
+    const submissions = new Plainbase({ url: w.base }).submissions(id);
+    const before = standIn.calls.length;
+    expect(await refusal(submissions.submit({ n: 1 }))).toEqual({ plainbase: true, code: 'CAPTCHA_FAILED', status: 403 });
+    expect(await refusal(submissions.submit({ n: 2 }, { captchaToken: 'wrong' }))).toEqual({ plainbase: true, code: 'CAPTCHA_FAILED', status: 403 });
+    const receipt = await submissions.submit({ n: 3 }, { captchaToken: 'pass-sdk' });
+    // No token, no call; each token went to the provider with the collection's secret.
+    expect(standIn.calls.slice(before).map((call) => [call.form.get('response'), call.form.get('secret')])).toEqual([
+      ['wrong', 'turnstile-secret'],
+      ['pass-sdk', 'turnstile-secret'],
+    ]);
+    const stored = (await w.main.owner.get(`/v1/collections/${id}/records`)).body.data;
+    expect(stored.map((record: { id: string; data: unknown }) => [record.id, record.data])).toEqual([[receipt.id, { n: 3 }]]);
   });
 });
