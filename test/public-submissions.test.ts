@@ -1,7 +1,10 @@
 import { Readable } from 'node:stream';
+import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { allAuditEntries, Client, expectError, inNewWorkspace, KeyClient, signedInOwner, type Reply } from './support/client.js';
 import { outbox } from './support/events.js';
+import { CONTENT_TYPES, hostileValue, jsonText, nastyJson, nastyString, RAW_BODIES } from './support/hostile-requests.js';
+import { expectPrototypesUntouched } from './support/untouched-prototypes.js';
 import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } from './support/harness.js';
 import { startTestRedis, type TestRedis } from './support/redis-server.js';
 
@@ -137,6 +140,8 @@ describeEachEngine('public submissions', (engine) => {
     });
     expect(chunked.statusCode, chunked.body).toBe(413);
     expect(JSON.parse(chunked.body).error.code).toBe('PAYLOAD_TOO_LARGE');
+    // A multipart body is left to the form parser's own limits (form-submission.ts): this one is no form at all.
+    expectError(await submit(col, 'x'.repeat(3000), { origin: PAGE, 'content-type': 'multipart/form-data; boundary=b' }), 400, 'INVALID_REQUEST');
     expect(await recordsOf(col)).toEqual([]);
     expect((await owner.post(`/v1/collections/${col}/records`, big)).status).toBe(201);
   });
@@ -180,6 +185,10 @@ describeEachEngine('public submissions', (engine) => {
     const list = await owner.get('/v1/collections');
     expect(JSON.stringify(list.body)).not.toContain(SECRET);
 
+    // Changing the description alone (as the dashboard does) keeps the submissions and their secret.
+    const described = await owner.patch(`/v1/collections/${col}`, { settings: { description: 'Sign-ups' } });
+    expect(described.body.settings).toEqual({ description: 'Sign-ups', submissions: read.body.settings.submissions });
+    expectError(await submit(col, { data: {} }), 403, 'CAPTCHA_FAILED');
     // Sent back as read (no secret): the stored secret stays.
     const same = await owner.patch(`/v1/collections/${col}`, { settings: { submissions: read.body.settings.submissions } });
     expect(same.status, JSON.stringify(same.body)).toBe(200);
@@ -340,4 +349,120 @@ describe.skipIf(!redisPresent)('public submissions with redis-server', () => {
       await redis.restart();
     }, 60_000);
   });
+});
+
+/**
+ * Settings as a hostile editor might send them: every field a good value, a near miss or
+ * something else altogether. Each PATCH answers 200 or 400 (never a 5xx), a 400 changes nothing,
+ * and what a 200 stored admits only origins as browsers send them and shows no secret.
+ */
+describeEachEngine('public submission settings, generated', (engine) => {
+  let t: TestApp;
+  let owner: Client;
+  let col: string;
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+    owner = await signedInOwner(t);
+    col = (await owner.post('/v1/collections', { name: 'signups' })).body.id;
+  });
+  afterAll(async () => { await t.close(); });
+
+  const goodOrigin = fc.constantFrom('https://example.com', 'http://localhost:3000', '*', 'HTTPS://EXAMPLE.COM', 'https://xn--bcher-kva.example', 'http://127.0.0.1:8080');
+  const origin = fc.oneof(
+    { weight: 4, arbitrary: goodOrigin },
+    { weight: 1, arbitrary: fc.constantFrom('https://example.com/', 'https://bücher.example', 'https://example.com:443', 'null', '', ' https://example.com', 'https://a@example.com') },
+    { weight: 1, arbitrary: fc.webUrl() },
+    { weight: 1, arbitrary: nastyString },
+  );
+  const mostly = <T>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<unknown>) => fc.oneof({ weight: 6, arbitrary: good }, { weight: 1, arbitrary: bad });
+  const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined });
+  const submissions = fc.record({
+    enabled: mostly(fc.boolean(), hostileValue),
+    origins: maybe(mostly(fc.array(origin, { maxLength: 3 }), hostileValue)),
+    ratePerMinute: maybe(mostly(fc.integer({ min: 1, max: 1000 }), fc.oneof(fc.integer({ min: -5, max: 200_000 }), fc.double(), hostileValue))),
+    honeypot: maybe(mostly(fc.constantFrom('website', 'url_2', 'Fax-number'), fc.oneof(fc.constantFrom('__proto__', 'constructor', 'a b', 'x'.repeat(70)), nastyString))),
+    captcha: maybe(mostly(
+      fc.oneof(fc.constant(null), fc.record({ provider: fc.constantFrom('turnstile', 'hcaptcha'), secret: maybe(fc.constant('s3cret-value')) })),
+      fc.oneof(fc.record({ provider: fc.constantFrom('recaptcha', 'turnstile'), secret: maybe(nastyString) }), hostileValue),
+    )),
+  }, { requiredKeys: [] });
+
+  it('answers 200 or 400, and a 200 keeps only clean origins and no secret', async () => {
+    const seen = new Set<number>();
+    await fc.assert(fc.asyncProperty(submissions, async (settings) => {
+      const before = (await owner.get(`/v1/collections/${col}`)).body;
+      const reply = await owner.call('PATCH', `/v1/collections/${col}`, `{"settings":{"submissions":${jsonText(settings)}}}`);
+      expect([200, 400], JSON.stringify(reply.body)).toContain(reply.status);
+      seen.add(reply.status);
+      if (reply.status === 400) {
+        expectError(reply, 400, 'INVALID_REQUEST');
+        expect((await owner.get(`/v1/collections/${col}`)).body).toEqual(before);
+        return;
+      }
+      const shown = reply.body.settings.submissions;
+      for (const listed of shown.origins) expect(listed === '*' || new URL(listed).origin === listed).toBe(true);
+      expect(JSON.stringify(shown)).not.toContain('s3cret');
+    }), { numRuns: 60, seed: 20261129 });
+    // The generator reaches both sides of every check, or the property proves little.
+    expect([...seen].sort()).toEqual([200, 400]);
+    expectPrototypesUntouched();
+  }, 60_000);
+});
+
+/**
+ * Anonymous submissions as a hostile page or script sends them: any body, content type, origin and
+ * honeypot value. Every answer is one of the documented ones (never a 5xx), in the error envelope
+ * when refused; only a 201 that was no honeypot stores a record; Object.prototype is untouched.
+ */
+describeEachEngine('public submissions, generated', (engine) => {
+  let t: TestApp;
+  let owner: Client;
+  let col: string;
+  beforeAll(async () => {
+    t = await startTestApp(engine, { submissionMaxBytes: 4096, submissionsPerMinute: 1_000_000 });
+    owner = await signedInOwner(t);
+    col = (await owner.post('/v1/collections', { name: 'signups', settings: { submissions: { enabled: true, origins: [PAGE], ratePerMinute: 100_000, honeypot: 'website' } } })).body.id;
+  });
+  afterAll(async () => { await t.close(); });
+
+  const body = fc.oneof(
+    { weight: 4, arbitrary: fc.record({ data: fc.dictionary(nastyString, hostileValue, { maxKeys: 4 }), captchaToken: fc.option(nastyString, { nil: undefined }) }, { requiredKeys: ['data'] }).map((value) => jsonText(value)) },
+    { weight: 2, arbitrary: fc.record({ data: fc.record({ email: nastyString, website: fc.oneof(fc.constant(''), fc.constant(null), nastyString) }) }).map((value) => jsonText(value)) },
+    { weight: 1, arbitrary: nastyJson.map((value) => jsonText(value)) },
+    { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) },
+  );
+  const run = fc.record({
+    body,
+    contentType: fc.oneof({ weight: 4, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
+    origin: fc.option(fc.constantFrom(PAGE, 'https://evil.example', 'null', PAGE.toUpperCase(), `${PAGE}/`), { nil: undefined }),
+  });
+
+  it('answers only documented outcomes and stores a record only for a real 201', async () => {
+    let stored = 0;
+    const seen = new Set<number>();
+    await fc.assert(fc.asyncProperty(run, async ({ body, contentType, origin }) => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: `/v1/collections/${col}/records`,
+        headers: { 'content-type': contentType, ...(origin === undefined ? {} : { origin }) },
+        payload: body,
+      });
+      seen.add(response.statusCode);
+      expect([201, 400, 403, 413, 415, 422], response.body).toContain(response.statusCode);
+      const answer = JSON.parse(response.body);
+      if (response.statusCode !== 201) {
+        expect(answer.error.requestId).toBe(response.headers['x-request-id']);
+        return;
+      }
+      expect(answer.data).toBeUndefined();
+      const honeypot = (() => {
+        const sent = JSON.parse(String(body)).data as Record<string, unknown>;
+        return Object.hasOwn(sent, 'website') && sent.website !== '' && sent.website !== null;
+      })();
+      if (!honeypot) stored += 1;
+    }), { numRuns: 80, seed: 20261129 });
+    expect(seen.has(201) && [...seen].some((status) => status >= 400)).toBe(true);
+    expect((await owner.get(`/v1/collections/${col}/records?limit=1000`)).body.data).toHaveLength(stored);
+    expectPrototypesUntouched();
+  }, 120_000);
 });

@@ -108,8 +108,11 @@ describeEachEngine('submission counts', (engine) => {
     // After 7 days they are deleted when counts are next written.
     t.clock.advance(7 * 24 * HOUR);
     await flushSubmissionCounts(t.deps);
-    expect(await storedRows()).toEqual([]);
-    expect((await chart(reader)).accepted).toBe(0);
+    expect(await storedRows()).toHaveLength(2);
+    await submit({ data: {} }, { origin: 'https://evil.example' });
+    await flushSubmissionCounts(t.deps);
+    expect((await storedRows()).map((row) => row.hour)).toEqual(['2026-11-30T10:00:00.000Z']);
+    expect(await chart(reader)).toMatchObject({ accepted: 0, refused: 1 });
   });
 
   it('answers to collections:read in the workspace only, and forgets a collection deleted for good', async () => {

@@ -19,7 +19,7 @@ import { unstorableTextReason } from '../storable-text.js';
  */
 
 /** Names every object answers to: refused as field names (a 400). */
-export const isPrototypeName = (name: string): boolean => name in Object.prototype;
+const isPrototypeName = (name: string): boolean => name in Object.prototype;
 const prototypeName = (name: string) =>
   invalidRequest(`A form field cannot be named ${JSON.stringify(name)}, which every object already has.`, { field: 'body' });
 
@@ -277,9 +277,9 @@ export function checkField(name: string, value: string): void {
   if (reason) throw invalidRequest(`The form field ${JSON.stringify(name.slice(0, 100))} ${reason}.`, { field: `body.${name.slice(0, 100)}` });
 }
 
-export const tooManyFields = () =>
+const tooManyFields = () =>
   new AppError('PAYLOAD_TOO_LARGE', `The form has more than ${FORM_LIMITS.fields} fields.`, { limit: FORM_LIMITS.fields });
-export const tooManyFiles = () =>
+const tooManyFiles = () =>
   new AppError('PAYLOAD_TOO_LARGE', `The form has more than ${FORM_LIMITS.files} files.`, { limit: FORM_LIMITS.files });
 const fieldNameTooLong = () =>
   invalidRequest(`A form field's name is longer than ${FORM_LIMITS.fieldNameBytes} bytes.`, { field: 'body', limit: FORM_LIMITS.fieldNameBytes });

@@ -106,7 +106,7 @@ function documentedCredentials(access: Access, ownHeaders: HeaderSchema | undefi
     case 'person':
       return { security: [{ session: [] }] };
     default: {
-      const anonymous = access.kind === 'workspace' && access.publicRead ? [{}] : [];
+      const anonymous = access.kind === 'workspace' && (access.publicRead || access.publicSubmit) ? [{}] : [];
       return {
         security: [{ apiKey: [] }, { session: [] }, ...anonymous],
         headers: Type.Object({

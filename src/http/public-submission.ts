@@ -77,17 +77,19 @@ export function gateSubmission(deps: Deps) {
     }
     const wait = await request.server.submissionLimiter.take(deps, target.collectionId, request.ip, target.submissions.ratePerMinute);
     if (wait) throw refuse(request, 'RATE_LIMITED', rateLimited(wait.retryAfterSeconds, 'Too many submissions to this collection; try again later.'));
+    // A multipart form may carry files, which have their own limit (PLAINBASE_FILE_MAX_BYTES): its
+    // parser (form-submission.ts) holds the fields to PLAINBASE_SUBMISSION_MAX_BYTES itself.
+    if (isMultipart(request)) return payload;
     const limit = deps.config.submissionMaxBytes;
-    // A multipart form may carry files (each within PLAINBASE_FILE_MAX_BYTES): its fields are held
-    // to the limit together, part by part, as they are read (form-submission.ts).
-    if (isFormBody(request) === 'multipart') return payload;
     const declared = Number(request.headers['content-length']);
     if (declared > limit) throw refuse(request, 'TOO_LARGE', tooLarge(limit));
     return limitedTo(payload, limit, () => refuse(request, 'TOO_LARGE', tooLarge(limit)));
   };
 }
 
-const tooLarge = (limit: number) => new AppError('PAYLOAD_TOO_LARGE', `An anonymous submission may be at most ${limit} bytes (PLAINBASE_SUBMISSION_MAX_BYTES).`, { limitBytes: limit });
+const isMultipart = (request: FastifyRequest): boolean => /^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '');
+
+export const tooLarge = (limit: number) => new AppError('PAYLOAD_TOO_LARGE', `An anonymous submission may be at most ${limit} bytes (PLAINBASE_SUBMISSION_MAX_BYTES).`, { limitBytes: limit });
 
 /** The body, failing with `error()` past `limit` bytes (a body sent without a Content-Length). */
 function limitedTo(payload: NodeJS.ReadableStream, limit: number, error: () => AppError): NodeJS.ReadableStream {

@@ -20,7 +20,7 @@ type CountColumn = (typeof COLUMN_OF)[SubmissionOutcome];
 const COUNT_COLUMNS = Object.values(COLUMN_OF);
 
 const HOUR_MS = 3_600_000;
-/** Rows older than this are deleted when counts are written. */
+/** Rows older than this are deleted when counts are next written (at most once an hour). */
 const KEEP_MS = 7 * 24 * HOUR_MS;
 /** The chart's hours: the current one and the 23 before it. */
 const CHART_HOURS = 24;
@@ -67,6 +67,8 @@ export function countSubmission(deps: Deps, target: { workspaceId: string; colle
  */
 export async function flushSubmissionCounts(deps: Deps): Promise<void> {
   const counts = deps.services.submissionCounts;
+  // Nothing counted, nothing written: an app without submissions never touches the table.
+  if (counts.pending.size === 0) return;
   const rows = [...counts.pending.values()];
   counts.pending = new Map();
   for (const [index, row] of rows.entries()) {
