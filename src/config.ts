@@ -78,7 +78,7 @@ export interface Config {
   webhookClaimSeconds: number;
   /** Most webhooks one workspace may hold. */
   webhooksPerWorkspace: number;
-  /** Where public submissions' CAPTCHA tokens are verified, per provider (docs/forms-reference.md). */
+  /** Where public submissions' CAPTCHA tokens are verified, per provider (docs/forms.md). */
   captchaVerifyUrls: { turnstile: string; hcaptcha: string };
   /** How long one CAPTCHA verification may take before the submission is refused. */
   captchaTimeoutMs: number;

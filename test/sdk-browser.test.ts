@@ -64,7 +64,7 @@ describe.skipIf(!inject('chromiumPresent'))('the SDK in a browser (Chromium)', (
  * `IMPORT_SDK` turned into `import`, so that the test runner's own rewriting of import() stays out.
  */
 async function inBrowser({ key, vector }: { key: string; vector: { secret: string; timestamp: string; body: string; signature: string } }) {
-  const { Plainbase, PlainbaseError, verifyWebhook } = await (globalThis as any).IMPORT_SDK(`${location.origin}/__sdk/index.js`);
+  const { Plainbase, PlainbaseError, verifyWebhook } = await (globalThis as any).IMPORT_SDK(`${location.origin}/__sdk/browser.js`);
   const pb = new Plainbase({ url: location.origin, key });
   const leads = pb.collection('leads').records;
   const created = await leads.create({ name: 'Ada' });

@@ -46,7 +46,7 @@ async function runScript(name: string, source: string, env: Record<string, strin
 
 it('packs dist, the declarations, the README and the manifest, and no sources or scripts', () => {
   const paths = packed.files.map((file) => file.path).sort();
-  expect(paths).toEqual(expect.arrayContaining(['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts', 'dist/verify-webhook.js']));
+  expect(paths).toEqual(expect.arrayContaining(['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/browser.js', 'dist/browser.d.ts', 'dist/generated/openapi.d.ts', 'dist/verify-webhook.js', 'dist/verify-webhook-browser.js']));
   expect(paths.filter((file) => !file.startsWith('dist/') && !['README.md', 'package.json'].includes(file))).toEqual([]);
   const manifest = JSON.parse(readFileSync(path.join(project, 'node_modules/@plainbase/sdk/package.json'), 'utf8'));
   expect([manifest.dependencies, manifest.type]).toEqual([undefined, 'module']);
@@ -92,6 +92,10 @@ it('type-checks a TypeScript user of the package against its declarations, and r
       void stream;
       const created = await pb.request('post', '/v1/collections', { body: { name: 'notes' } });
       created.public.valueOf();
+      const receipt = await new Plainbase({ url: 'https://data.example.com' }).submissions<Lead>('col_x').submit({ name: 'Ada' }, { captchaToken: 't' });
+      receipt.revision.toFixed();
+      // @ts-expect-error: a submission's answer holds no data
+      receipt.data;
       const event = await verifyWebhook('{}', new Headers(), 'whsec_x', { now: Date.now() });
       event.type.toString();
       try { await pb.me(); } catch (error) { if (error instanceof PlainbaseError) error.requestId?.toString(); }

@@ -1,6 +1,6 @@
 import { PlainbaseError } from './errors.js';
 import type { Transport } from './http.js';
-import type { PlainbaseEvent } from './verify-webhook.js';
+import type { PlainbaseEvent } from './webhook-signature.js';
 
 /** What events to read: types and collections (ids or names) as comma-free lists. */
 export interface EventChoice {

@@ -16,6 +16,9 @@ export interface PlainbaseOptions {
   headers?: Record<string, string>;
 }
 
+/** The headers that say who is calling: none of them goes with an anonymous request. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-baas-workspace', 'cookie']);
+
 export type QueryValue = string | number | boolean | undefined;
 
 export interface SendOptions {
@@ -27,6 +30,11 @@ export interface SendOptions {
   /** A body sent as it is; a stream needs `duplex: 'half'` (set here). */
   body?: BodyInit;
   signal?: AbortSignal;
+  /**
+   * Sends no credential at all: no key, no workspace header, and no cookie even to the page's own
+   * origin (a public submission must be one whoever's browser sends it).
+   */
+  anonymous?: boolean;
 }
 
 /**
@@ -60,6 +68,9 @@ export class Transport {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
     const headers: Record<string, string> = { ...this.headers };
+    if (options.anonymous) {
+      for (const name of Object.keys(headers)) if (CREDENTIAL_HEADERS.has(name.toLowerCase())) delete headers[name];
+    }
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       if (value !== undefined) headers[name.toLowerCase()] = value;
     }
@@ -69,6 +80,7 @@ export class Transport {
       headers['content-type'] = 'application/json';
     }
     const init: RequestInit & { duplex?: 'half' } = { method: method.toUpperCase(), headers, body, signal: options.signal };
+    if (options.anonymous) init.credentials = 'omit';
     // Fetch sends a stream only when told that the answer may come before the body is all out.
     if (isStream(body)) init.duplex = 'half';
 

@@ -3,6 +3,7 @@ import { Events } from './events.js';
 import { Files } from './files.js';
 import { Transport, type PlainbaseOptions } from './http.js';
 import { Records } from './records.js';
+import { Submissions } from './submissions.js';
 
 /** One collection's records and files. */
 export class Collection<T = Record<string, unknown>> {
@@ -17,7 +18,7 @@ export class Collection<T = Record<string, unknown>> {
 
 /**
  * A client of one Plainbase service, acting with one API key (or anonymously, for public
- * collections):
+ * collections and public submissions):
  *
  * ```js
  * const pb = new Plainbase({ url: 'http://127.0.0.1:8080', key: process.env.PLAINBASE_KEY });
@@ -37,6 +38,14 @@ export class Plainbase {
   /** A collection by id (`col_…`) or name; `T` types its records' data. Makes no request. */
   collection<T = Record<string, unknown>>(idOrName: string): Collection<T> {
     return new Collection<T>(this.http, idOrName);
+  }
+
+  /**
+   * Public submissions to a collection (by id, `col_…`), as a visitor of a web page makes them:
+   * no key needed, and none is sent. `submit(data, { captchaToken })` answers the new record's summary.
+   */
+  submissions<T = Record<string, unknown>>(collectionId: string): Submissions<T> {
+    return new Submissions<T>(this.http, collectionId);
   }
 
   /** The calling key: its workspace, granted and effective scopes, collections, expiry. */

@@ -3,7 +3,7 @@ import { guardOptions } from './guard-options.js';
 import type { GuardedPoster } from './guarded-post.js';
 
 /**
- * Verifies a CAPTCHA token with its provider (docs/forms-reference.md): Cloudflare Turnstile and
+ * Verifies a CAPTCHA token with its provider (docs/forms.md): Cloudflare Turnstile and
  * hCaptcha both take a form-encoded POST of `secret`, `response` (the token) and `remoteip`, and
  * answer JSON `{success: boolean, "error-codes": [...], ...}`. Only `success: true` passes. The
  * check fails closed: a provider that cannot be reached, is not allowed by the outbound rules,

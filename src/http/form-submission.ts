@@ -6,7 +6,7 @@ import { AppError, invalidRequest } from '../errors.js';
 import { unstorableTextReason } from '../storable-text.js';
 
 /**
- * Public submissions sent by a plain HTML form, without JavaScript (docs/forms-reference.md):
+ * Public submissions sent by a plain HTML form, without JavaScript (docs/forms.md):
  * `application/x-www-form-urlencoded` and `multipart/form-data` bodies become a record's data,
  * each value converted by the type the collection's active schema gives its field, and the files
  * of a multipart form are stored and attached. A few field names are the service's own

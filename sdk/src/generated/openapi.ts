@@ -5577,7 +5577,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A form submission that named a redirect: sent there, with ?error=CODE on a refusal after the form was read (docs/forms-reference.md). No body. */
+            /** @description A form submission that named a redirect: sent there, with ?error=CODE on a refusal after the form was read (docs/forms.md). No body. */
             303: {
                 headers: {
                     /** @description The form's redirect. */

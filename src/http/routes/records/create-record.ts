@@ -49,7 +49,7 @@ export const registerCreateRecord: RegisterRoute = (app, deps) =>
         body: CreateBody,
         response: {
           201: RecordChangeBody,
-          303: withHeaders(Type.Null({ description: 'A form submission that named a redirect: sent there, with ?error=CODE on a refusal after the form was read (docs/forms-reference.md). No body.' }), {
+          303: withHeaders(Type.Null({ description: 'A form submission that named a redirect: sent there, with ?error=CODE on a refusal after the form was read (docs/forms.md). No body.' }), {
             Location: Type.String({ description: 'The form\'s redirect.', examples: ['https://example.com/thanks'] }),
           }),
         },
