@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
  */
 const ALONE = [
   'test/cli-listen.test.ts',
+  'test/fair-fan-out.test.ts',
   'test/hostile-input.property.test.ts',
   'test/idle-memory.test.ts',
   'test/import-spooling.test.ts',
