@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { list as listTar } from 'tar';
+import { createHash } from 'node:crypto';
+import { create as createTar, extract as extractTar, list as listTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Engine } from '../src/db/dialect.js';
 import type { Executor } from '../src/db/schema.js';
@@ -23,6 +24,7 @@ const FILE_BYTES = Buffer.from([...Array(512).keys()].map((i) => i % 256));
 /** Values whose exact round trip is the point: text of every kind, big and negative numbers, booleans, nesting. */
 const TRICKY = { title: 'Zoë ☃ 𝄞 "quoted" \\ back\nslash', big: 9007199254740991, negative: -0.5, yes: true, no: false, none: null, nested: { b: [1, { c: 'd' }], a: {} } };
 
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const tempDir = (name: string) => fs.mkdtempSync(path.join(os.tmpdir(), `plainbase-${name}-`));
 
 /** A workspace with something in every kind of table: records (one trashed), schema versions, an index, a key, a webhook, a file, audit entries. */
@@ -194,6 +196,54 @@ for (const engine of ENGINES) {
         expect(error).toBeInstanceOf(RestoreError);
         expect((error as Error).message).toMatch(/ is damaged: /);
         expect((error as Error).message).toMatch(part);
+      }
+      for (const table of BACKUP_TABLES) expect(await rowsOf(target.deps.db, table), table).toEqual([]);
+    });
+
+    /** The archive unpacked, changed by `change` (checksums made to agree again), packed again, restored into the empty target. */
+    async function restoreRewritten(change: (folder: string) => void): Promise<unknown> {
+      const folder = fs.mkdtempSync(path.join(dir, 'unpacked-'));
+      await extractTar({ file: archive, cwd: folder });
+      change(folder);
+      const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'manifest.json'), 'utf8'));
+      for (const table of BACKUP_TABLES.filter((name) => manifest.tables[name])) manifest.tables[table].sha256 = sha256(fs.readFileSync(path.join(folder, `tables/${table}.ndjson`)));
+      const text = JSON.stringify(manifest);
+      fs.writeFileSync(path.join(folder, 'manifest.json'), text);
+      fs.writeFileSync(path.join(folder, 'manifest.json.sha256'), sha256(Buffer.from(text)));
+      const rewritten = `${folder}.tar`;
+      await createTar({ file: rewritten, cwd: folder }, fs.readdirSync(folder));
+      return restoreBackup(target.storage, fileStoreFor(target.deps), rewritten, { workDir: dir, deliver: false, now: target.clock.now() }).catch((e: unknown) => e);
+    }
+
+    it('is refused when its checksums agree but its content is hostile, and leaves the target empty', async () => {
+      const editManifest = (edit: (manifest: any) => void) => (folder: string) => {
+        const file = path.join(folder, 'manifest.json');
+        const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
+        edit(manifest);
+        fs.writeFileSync(file, JSON.stringify(manifest));
+      };
+      const refusals: [(folder: string) => void, RegExp][] = [
+        [editManifest((m) => (m.files[0].storageKey = '../../etc/passwd')), /manifest\.json files\.0\.storageKey/],
+        [
+          (folder) => {
+            // A key JSON.parse makes an own property of, where an object literal would set the prototype.
+            const file = path.join(folder, 'manifest.json');
+            fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"tables":\s*\{/, '"tables":{"__proto__":{"columns":["id"],"rows":0,"sha256":"00"},'));
+          },
+          /not a backup this Plainbase reads: manifest\.json tables/,
+        ],
+        [editManifest((m) => delete m.tables.records), /not a backup this Plainbase reads: manifest\.json tables/],
+        [editManifest((m) => (m.migrations = ['0001-foundation'])), /the backup is at migration 0001-foundation and this Plainbase at 00\d\d-/],
+        [editManifest((m) => m.tables.people.columns.push('is_admin')), /the backup's columns of people are not this database's/],
+        [(folder) => fs.appendFileSync(path.join(folder, 'tables/people.ndjson'), '["per_x","a@b.c","A","h","2026-01-01T00:00:00.000Z"]\n'), /tables\/people\.ndjson has \d+ rows, its manifest says \d+/],
+        [(folder) => fs.appendFileSync(path.join(folder, 'tables/workspaces.ndjson'), '{not json\n'), /tables\/workspaces\.ndjson row \d+ is not JSON/],
+        [(folder) => fs.appendFileSync(path.join(folder, 'tables/workspaces.ndjson'), '[{"a":1},"x","y"]\n'), /workspaces\.ndjson row \d+: id is not text, a number or null/],
+        [(folder) => fs.symlinkSync('/etc/passwd', path.join(folder, 'files', 'link')), /holds entries a backup never has/],
+      ];
+      for (const [change, reason] of refusals) {
+        const error = await restoreRewritten(change);
+        expect(error, String(reason)).toBeInstanceOf(RestoreError);
+        expect((error as Error).message).toMatch(reason);
       }
       for (const table of BACKUP_TABLES) expect(await rowsOf(target.deps.db, table), table).toEqual([]);
     });

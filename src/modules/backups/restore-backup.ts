@@ -143,7 +143,12 @@ async function insertTable(trx: Executor, table: string, part: BackupManifest['t
   };
   for await (const line of readline.createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
     if (line === '') continue;
-    const values = JSON.parse(line) as unknown[];
+    let values: unknown;
+    try {
+      values = JSON.parse(line);
+    } catch {
+      throw new RestoreError(`${tablePart(table)} row ${rows + 1} is not JSON`);
+    }
     if (!Array.isArray(values) || values.length !== columns.length) throw new RestoreError(`${tablePart(table)} row ${rows + 1} does not have the manifest's ${columns.length} columns`);
     const row = Object.create(null) as Record<string, unknown>;
     columns.forEach((column, i) => {
