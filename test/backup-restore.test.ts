@@ -11,6 +11,7 @@ import type { Executor } from '../src/db/schema.js';
 import { BACKUP_TABLES } from '../src/modules/backups/backup-format.js';
 import { restoreBackup, RestoreError } from '../src/modules/backups/restore-backup.js';
 import { writeBackup } from '../src/modules/backups/write-backup.js';
+import type { FileStore } from '../src/storage/file-store.js';
 import { fileStoreFor } from '../src/storage/store-for.js';
 import { Client, KeyClient, signedInOwner } from './support/client.js';
 import { ENGINES, startTestApp, type TestApp } from './support/harness.js';
@@ -316,3 +317,51 @@ for (const engine of ENGINES) {
     expect(collections.body.data.map((c: { name: string }) => c.name)).toEqual(['moved']);
   }, 240_000);
 });
+
+for (const engine of ENGINES) {
+  (engine === 'postgres' && !hasPostgres ? describe.skip : describe)(`a backup while writes go on [${engine}]`, () => {
+    let source: TestApp;
+    let dir: string;
+
+    beforeAll(async () => {
+      dir = tempDir('backup-live');
+      source = await startTestApp(engine, { env: 'development', webhookAllowPrivate: true, dataDir: dir });
+    }, 120_000);
+
+    afterAll(async () => {
+      await source?.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('lets a write commit while its snapshot is open, and holds the database as it was when the snapshot opened', async () => {
+      const filled = await fillSource(source);
+      // The backup reads the files last, inside its snapshot: the store holds it there until the write is done.
+      const store = fileStoreFor(source.deps);
+      let reached!: () => void;
+      const atFiles = new Promise<void>((resolve) => (reached = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const held: FileStore = {
+        read: async (...args) => (reached(), await released, store.read(...args)),
+        write: (...args) => store.write(...args),
+        remove: (key) => store.remove(key),
+        close: async () => undefined,
+      };
+      const archive = path.join(dir, 'live.tar');
+      const backup = writeBackup(source.storage, held, archive, source.clock.now());
+      await atFiles;
+      const written = await new KeyClient(source, filled.keySecret).post('/v1/collections/leads/records', { data: { title: 'written during the backup' } });
+      expect(written.status).toBe(201);
+      release();
+      const { manifest } = await backup;
+
+      const unpacked = fs.mkdtempSync(path.join(dir, 'unpacked-'));
+      await extractTar({ file: archive, cwd: unpacked });
+      const records = fs.readFileSync(path.join(unpacked, 'tables/records.ndjson'), 'utf8');
+      expect(records).toContain(filled.recordId);
+      expect(records).not.toContain(written.body.id);
+      expect(manifest.tables.records.rows).toBe(2);
+      expect(await rowsOf(source.deps.db, 'records')).toHaveLength(3);
+    });
+  });
+}
