@@ -362,6 +362,16 @@ for (const engine of ENGINES) {
       expect(records).not.toContain(written.body.id);
       expect(manifest.tables.records.rows).toBe(2);
       expect(await rowsOf(source.deps.db, 'records')).toHaveLength(3);
+
+      // --deliver: the webhooks keep the state they had.
+      const target = await startTestApp(engine, { dataDir: path.join(dir, 'target') });
+      try {
+        const { heldWebhooks } = await restoreBackup(target.storage, fileStoreFor(target.deps), archive, { workDir: dir, deliver: true, now: target.clock.now() });
+        expect(heldWebhooks).toBe(0);
+        expect(await target.deps.db.selectFrom('webhooks').select(['id', 'enabled', 'disabled_reason']).execute()).toEqual([{ id: filled.webhookId, enabled: 1, disabled_reason: null }]);
+      } finally {
+        await target.close();
+      }
     });
   });
 }
