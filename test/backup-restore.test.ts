@@ -10,7 +10,7 @@ import type { Engine } from '../src/db/dialect.js';
 import type { Executor } from '../src/db/schema.js';
 import { BACKUP_TABLES } from '../src/modules/backups/backup-format.js';
 import { restoreBackup, RestoreError } from '../src/modules/backups/restore-backup.js';
-import { writeBackup } from '../src/modules/backups/write-backup.js';
+import { BackupError, writeBackup } from '../src/modules/backups/write-backup.js';
 import type { FileStore } from '../src/storage/file-store.js';
 import { fileStoreFor } from '../src/storage/store-for.js';
 import { Client, KeyClient, signedInOwner } from './support/client.js';
@@ -362,6 +362,15 @@ for (const engine of ENGINES) {
       expect(records).not.toContain(written.body.id);
       expect(manifest.tables.records.rows).toBe(2);
       expect(await rowsOf(source.deps.db, 'records')).toHaveLength(3);
+
+      // A file whose content the store lost: no backup, and nothing left behind beside --out.
+      await store.remove((await source.deps.db.selectFrom('files').select('storage_key').executeTakeFirstOrThrow()).storage_key);
+      const failed = path.join(dir, 'out', 'failed.tar');
+      fs.mkdirSync(path.dirname(failed));
+      const error = await writeBackup(source.storage, store, failed, source.clock.now()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BackupError);
+      expect((error as Error).message).toMatch(new RegExp(`^the content of file ${filled.fileId} \\(ws_\\w+/col_\\w+/${filled.fileId}\\) cannot be read: .*run the backup again$`));
+      expect(fs.readdirSync(path.dirname(failed))).toEqual([]);
 
       // --deliver: the webhooks keep the state they had.
       const target = await startTestApp(engine, { dataDir: path.join(dir, 'target') });

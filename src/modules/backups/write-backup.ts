@@ -3,11 +3,10 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import { create as createTar } from 'tar';
 import type { Storage } from '../../db/connect.js';
 import type { Executor } from '../../db/schema.js';
-import type { FileStore } from '../../storage/file-store.js';
+import { checkKey, type FileStore } from '../../storage/file-store.js';
 import {
   BACKUP_TABLES,
   FORMAT,
@@ -126,27 +125,20 @@ async function copyFiles(db: Executor, store: FileStore, work: string): Promise<
   const files: BackupManifest['files'] = [];
   const rows = db.selectFrom('files').select(['id', 'storage_key', 'size', 'sha256']).orderBy('id').stream(ROWS_PER_READ);
   for await (const row of rows) {
-    const target = path.join(work, filePart(row.storage_key));
+    const target = path.join(work, filePart(checkKey(row.storage_key)));
     fs.mkdirSync(path.dirname(target), { recursive: true });
     const hash = createHash('sha256');
     let size = 0;
     try {
       const source = await store.read(row.storage_key);
-      const out = fs.createWriteStream(target);
-      await pipeline(
-        source,
-        new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            hash.update(chunk);
-            size += chunk.length;
-            if (out.write(chunk)) done();
-            else out.once('drain', () => done());
-          },
-          final(done) {
-            out.end(() => done());
-          },
-        }),
-      );
+      const measured = async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          hash.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      };
+      await pipeline(source, measured, fs.createWriteStream(target));
     } catch (error) {
       // A file deleted after the snapshot opened has its content removed at once (files/file-cleanup.ts).
       throw new BackupError(`the content of file ${row.id} (${row.storage_key}) cannot be read: ${(error as Error).message}; if it was deleted while the backup ran, run the backup again`);
