@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import dotenv from 'dotenv';
@@ -28,6 +28,12 @@ Commands:
                            "all" for every scope the person's role allows)
       --workspace <id>     the workspace, by id or name (default: the person's only workspace)
       --mode <mode>        live (default) or test: the key's prefix
+  backup                   Write a backup of the database and its files to one archive, then exit;
+                           the service may keep running (see docs/backups.md)
+      --out <file>         where to write it (default: backups/plainbase-<time>.tar in the data folder)
+  restore <file>           Fill an empty database (and the file store) from a backup, then exit;
+                           webhooks stay off until a person turns them on
+      --deliver            leave the webhooks on, so held deliveries go out at once
   listen                   Forward a server's events to a receiver on this machine, signed as
                            webhook deliveries are (see docs/events.md); runs until Ctrl-C
       --url <url>          the Plainbase server (default: http://127.0.0.1 on PLAINBASE_PORT,
@@ -62,6 +68,8 @@ const COMMAND_OPTIONS = {
   migrate: [],
   'create-owner': ['email', 'password', 'password-stdin', 'name', 'workspace'],
   'create-key': ['email', 'password', 'password-stdin', 'name', 'workspace', 'scopes', 'mode'],
+  backup: ['out'],
+  restore: ['deliver'],
   listen: ['url', 'key', 'key-stdin', 'forward-to', 'print', 'types', 'collections', 'since', 'secret'],
 } as const;
 
@@ -121,6 +129,8 @@ async function run(argv: string[]): Promise<void> {
       collections: { type: 'string' },
       since: { type: 'string' },
       secret: { type: 'string' },
+      out: { type: 'string' },
+      deliver: { type: 'boolean' },
     },
   });
   const command = positionals[0];
@@ -134,7 +144,10 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   if (!Object.hasOwn(COMMAND_OPTIONS, command)) throw new UsageError(`unknown command "${command}"; run plainbase --help`);
-  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"; run plainbase --help`);
+  // Only restore takes an argument: the archive.
+  const argumentsTaken = command === 'restore' ? 2 : 1;
+  if (command === 'restore' && positionals.length < 2) throw new UsageError('restore needs the backup file: plainbase restore <file>');
+  if (positionals.length > argumentsTaken) throw new UsageError(`unexpected argument "${positionals[argumentsTaken]}"; run plainbase --help`);
   const allowed: readonly string[] = COMMAND_OPTIONS[command as Command];
   const misplaced = Object.keys(values).find((option) => !['help', 'version'].includes(option) && !allowed.includes(option));
   if (misplaced) {
@@ -173,6 +186,8 @@ async function run(argv: string[]): Promise<void> {
   if (exposed) process.stderr.write(exposed);
 
   if (command === 'migrate') return migrate(config);
+  if (command === 'backup') return backupCommand(config, values.out);
+  if (command === 'restore') return restoreCommand(config, positionals[1]!, values.deliver === true);
   if (owner) return createOwnerCommand(config, owner);
   if (key) return createKeyCommand(config, key);
   // Imported here so that --help and bad settings answer without loading the whole app.
@@ -260,6 +275,56 @@ async function migrate(config: Config): Promise<void> {
     const applied = await migrateStorage(storage);
     process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'the database is up to date\n');
   } finally {
+    await storage.close();
+  }
+}
+
+/**
+ * `plainbase backup`: one archive of the database (sessions left out) and every file it names,
+ * taken from a snapshot while the service goes on (modules/backups/write-backup.ts). The archive's
+ * path goes to stdout, the summary to stderr.
+ */
+async function backupCommand(config: Config, out: string | undefined): Promise<void> {
+  const { connectStorage } = await import('./db/connect.js');
+  const { makeFileStore } = await import('./storage/store-for.js');
+  const { writeBackup, BackupError } = await import('./modules/backups/write-backup.js');
+  if (out !== undefined && !out.trim()) throw new UsageError('--out needs a file name');
+  const now = new Date();
+  const file = out ?? path.join(config.dataDir, 'backups', `plainbase-${now.toISOString().replace(/[:.]/g, '-')}.tar`);
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const storage = await connectStorage(config.database, { checkPooler: true });
+  const store = makeFileStore(config);
+  try {
+    const { manifest, bytes } = await writeBackup(storage, store, file, now);
+    const rows = Object.values(manifest.tables).reduce((sum, table) => sum + table.rows, 0);
+    process.stdout.write(`${file}\n`);
+    process.stderr.write(`backed up ${rows} rows of ${Object.keys(manifest.tables).length} tables and ${manifest.files.length} files (${bytes} bytes), at migration ${manifest.migrations.at(-1)}\n`);
+  } catch (error) {
+    if (error instanceof BackupError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await store.close();
+    await storage.close();
+  }
+}
+
+/** `plainbase restore <file>`: an empty database filled from a backup (modules/backups/restore-backup.ts). */
+async function restoreCommand(config: Config, archive: string, deliver: boolean): Promise<void> {
+  const { connectStorage } = await import('./db/connect.js');
+  const { makeFileStore } = await import('./storage/store-for.js');
+  const { restoreBackup, RestoreError } = await import('./modules/backups/restore-backup.js');
+  const storage = await connectStorage(config.database, { checkPooler: true });
+  const store = makeFileStore(config);
+  try {
+    const { manifest, heldWebhooks } = await restoreBackup(storage, store, archive, { workDir: config.dataDir, deliver, now: new Date() });
+    const rows = Object.values(manifest.tables).reduce((sum, table) => sum + table.rows, 0);
+    const held = heldWebhooks ? `; ${heldWebhooks} webhook(s) are off until someone turns them on (their deliveries are held)` : '';
+    process.stdout.write(`restored ${rows} rows and ${manifest.files.length} files from ${archive} (taken ${manifest.createdAt} on ${manifest.engine})${held}\n`);
+  } catch (error) {
+    if (error instanceof RestoreError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await store.close();
     await storage.close();
   }
 }

@@ -8183,7 +8183,7 @@ export interface operations {
                             events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                             collections: string[] | null;
                             enabled: boolean;
-                            disabledReason: "auto" | "manual" | null;
+                            disabledReason: "auto" | "manual" | "restored" | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 in UTC with milliseconds.
@@ -8305,7 +8305,7 @@ export interface operations {
                         events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
-                        disabledReason: "auto" | "manual" | null;
+                        disabledReason: "auto" | "manual" | "restored" | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -8405,7 +8405,7 @@ export interface operations {
                         events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
-                        disabledReason: "auto" | "manual" | null;
+                        disabledReason: "auto" | "manual" | "restored" | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -8585,7 +8585,7 @@ export interface operations {
                         events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
-                        disabledReason: "auto" | "manual" | null;
+                        disabledReason: "auto" | "manual" | "restored" | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -8683,7 +8683,7 @@ export interface operations {
                         events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
-                        disabledReason: "auto" | "manual" | null;
+                        disabledReason: "auto" | "manual" | "restored" | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -8781,7 +8781,7 @@ export interface operations {
                         events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
-                        disabledReason: "auto" | "manual" | null;
+                        disabledReason: "auto" | "manual" | "restored" | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -8880,7 +8880,7 @@ export interface operations {
                         events: ("*" | "record.created" | "record.updated" | "record.deleted" | "record.restored" | "collection.created" | "collection.updated" | "collection.deleted" | "collection.restored" | "schema.updated")[];
                         collections: string[] | null;
                         enabled: boolean;
-                        disabledReason: "auto" | "manual" | null;
+                        disabledReason: "auto" | "manual" | "restored" | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.

@@ -263,3 +263,22 @@ async function dropDatabaseIndex(executor: Executor, sqlName: string): Promise<v
   // IF EXISTS: the row is the truth; a database index already gone must not block removing it.
   await sql`drop index if exists ${sql.id(sqlName)}`.execute(executor);
 }
+
+/** The names createIndex gives database indexes; anything else in a restored row is refused. */
+const SQL_INDEX_NAME = /^rix_[0-9a-f]{16}$/;
+
+/**
+ * Builds the database index behind every row of `record_indexes`, as createIndex built it: a
+ * restore (modules/backups/) copies the rows, while the indexes themselves are the engine's own.
+ * Answers how many it built.
+ */
+export async function buildStoredIndexes(executor: Executor, dialect: Dialect): Promise<number> {
+  const rows = await executor.selectFrom('record_indexes').select(['collection_id', 'fields', 'unique', 'sql_name']).execute();
+  for (const row of rows) {
+    if (!SQL_INDEX_NAME.test(row.sql_name)) throw new Error(`record index ${JSON.stringify(row.sql_name)} has a name Plainbase does not make`);
+    const refs = parseIndexFields(JSON.parse(row.fields) as string[]);
+    const unique = row.unique === 1;
+    await sql`create ${sql.raw(unique ? 'unique index' : 'index')} ${sql.id(row.sql_name)} on ${sql.table('records')} (${sql.join(indexColumns(refs, unique, dialect))}) where ${collectionLiteralPredicate(row.collection_id)}`.execute(executor);
+  }
+  return rows.length;
+}

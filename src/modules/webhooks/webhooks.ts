@@ -20,7 +20,8 @@ export interface WebhookView {
   events: string[];
   collections: string[] | null;
   enabled: boolean;
-  disabledReason: 'auto' | 'manual' | null;
+  /** `restored`: turned off by `plainbase restore` until a person turns it on (restored-webhooks.ts). */
+  disabledReason: 'auto' | 'manual' | 'restored' | null;
   createdAt: string;
   updatedAt: string;
 }

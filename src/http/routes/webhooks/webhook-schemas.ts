@@ -32,7 +32,7 @@ export const Webhook = Type.Object({
   events: Type.Array(SubscribedEvent),
   collections: Type.Union([Type.Array(Type.String()), Type.Null()]),
   enabled: Type.Boolean(),
-  disabledReason: Type.Union([Type.Literal('auto'), Type.Literal('manual'), Type.Null()]),
+  disabledReason: Type.Union([Type.Literal('auto'), Type.Literal('manual'), Type.Literal('restored'), Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 }, { examples: [WEBHOOK_EXAMPLE] });

@@ -76,6 +76,12 @@ export function WebhookPage(): React.JSX.Element {
           it, then enable the webhook: everything held is sent.
         </div>
       ) : null}
+      {webhook.disabledReason === 'restored' ? (
+        <div className="banner" role="note">
+          This webhook was switched off by a restore from a backup, so that nothing is sent to its receiver before you say so. Its deliveries are held
+          (marked Held in the log below, kept up to 30 days) and are all sent when you enable it.
+        </div>
+      ) : null}
       {webhook.disabledReason === 'manual' ? (
         <div className="banner" role="note">
           This webhook is switched off. Events it listens to are still recorded as held deliveries (marked Held in the log below, kept up to 30 days)

@@ -8,5 +8,6 @@ export function eventsText(webhook: Pick<Webhook, 'events'>): string {
 /** Whether it is on, and if not, who switched it off. */
 export function stateText(webhook: Pick<Webhook, 'enabled' | 'disabledReason'>): string {
   if (webhook.enabled) return 'On';
-  return webhook.disabledReason === 'auto' ? 'Off (switched off automatically)' : 'Off';
+  if (webhook.disabledReason === 'auto') return 'Off (switched off automatically)';
+  return webhook.disabledReason === 'restored' ? 'Off (held after a restore)' : 'Off';
 }
