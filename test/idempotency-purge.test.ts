@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys } from '../src/modules/idempotency/idempotency.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../src/modules/idempotency/idempotency.js';
+import { purgeExpired } from '../src/modules/housekeeping/purge-expired.js';
 import { inNewWorkspace, signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
@@ -38,20 +39,20 @@ describeEachEngine('idempotency answers past their window', (engine) => {
     // a-1 and a-2 are now past their window, a-3 is not.
     await create(first, 'a-4');
     expect(await storedKeys(first)).toEqual(['a-3', 'a-4']);
-    // The other workspace wrote nothing: its expired answer is still there, for the start-up purge.
+    // The other workspace wrote nothing: its expired answer is still there, for housekeeping.
     expect(await storedKeys(second)).toEqual(['b-1']);
     // An answer within its window is still replayed.
     const again = await first.post('/v1/collections/leads/records', { data: { key: 'a-3' } }, { 'idempotency-key': 'a-3' });
     expect(again.status).toBe(201);
   });
 
-  it('the start-up purge deletes every workspace\'s expired answers and keeps the rest', async () => {
+  it('housekeeping deletes every workspace\'s expired answers and keeps the rest', async () => {
     await create(first, 'a-1');
     await create(second, 'b-1');
     t.clock.advance(HOUR);
     await create(second, 'b-2');
     t.clock.advance(IDEMPOTENCY_WINDOW_MS - HOUR + 1);
-    expect(await purgeExpiredIdempotencyKeys(t.deps.db, t.clock.now())).toBe(2);
+    expect((await purgeExpired(t.deps)).purged.idempotencyAnswers).toBe(2);
     expect(await storedKeys(first)).toEqual([]);
     expect(await storedKeys(second)).toEqual(['b-2']);
   });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
+import type { ExpiringRows } from '../../db/expiring-rows.js';
 import type { Executor } from '../../db/schema.js';
 import { conflict } from '../../errors.js';
 import { idLength } from '../../ids.js';
@@ -7,6 +8,14 @@ import { LruMap } from '../../lru-map.js';
 
 /** How long a key is remembered, as Stripe does. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+/** Stored answers past their window, for housekeeping to delete. */
+export const EXPIRED_ANSWERS: ExpiringRows = {
+  name: 'idempotencyAnswers',
+  table: 'idempotency_keys',
+  key: ['workspace_id', 'caller_id', 'key'],
+  expired: (now) => sql<SqlBool>`created_at <= ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()}`,
+};
 
 export interface IdempotencyKey {
   workspaceId: string;
@@ -126,10 +135,4 @@ export async function storeResponse(executor: Executor, key: IdempotencyKey, now
       created_at: now.toISOString(),
     })
     .execute();
-}
-
-/** Deletes every workspace's expired answers: at start, for workspaces that no longer write. */
-export async function purgeExpiredIdempotencyKeys(executor: Executor, now: Date): Promise<number> {
-  const result = await executor.deleteFrom('idempotency_keys').where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()).executeTakeFirst();
-  return Number(result.numDeletedRows);
 }
