@@ -86,7 +86,7 @@ describeEachEngine('plainbase reset-password', (engine) => {
     expect(back.stderr).toMatch(/^plainbase: warning: --password puts the password on the command line/);
     expect((await me(sessionHeaders(signedIn))).status).toBe(401);
     expect((await signIn(OWNER.password)).status).toBe(200);
-  });
+  }, 120_000);
 
   it('refuses a weak password and an unknown email with one line, and changes nothing', async () => {
     const session = sessionHeaders(await signIn(OWNER.password));
@@ -106,5 +106,5 @@ describeEachEngine('plainbase reset-password', (engine) => {
     }
     expect((await me(session)).status).toBe(200);
     expect((await signIn(OWNER.password)).status).toBe(200);
-  });
+  }, 120_000);
 });
