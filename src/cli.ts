@@ -34,6 +34,11 @@ Commands:
   restore <file>           Fill an empty database (and the file store) from a backup, then exit;
                            webhooks stay off until a person turns them on
       --deliver            leave the webhooks on, so held deliveries go out at once
+  reset-password           Set a new password for a person who forgot theirs, end all their
+                           sessions, then exit (on the server, like create-owner)
+      --email <email>      the person (required)
+      --password-stdin     read the new password (at least 10 characters) from the first line
+                           of standard input; or set PLAINBASE_PASSWORD
   listen                   Forward a server's events to a receiver on this machine, signed as
                            webhook deliveries are (see docs/events.md); runs until Ctrl-C
       --url <url>          the Plainbase server (default: http://127.0.0.1 on PLAINBASE_PORT,
@@ -70,6 +75,7 @@ const COMMAND_OPTIONS = {
   'create-key': ['email', 'password', 'password-stdin', 'name', 'workspace', 'scopes', 'mode'],
   backup: ['out'],
   restore: ['deliver'],
+  'reset-password': ['email', 'password', 'password-stdin'],
   listen: ['url', 'key', 'key-stdin', 'forward-to', 'print', 'types', 'collections', 'since', 'secret'],
 } as const;
 
@@ -178,6 +184,15 @@ async function run(argv: string[]): Promise<void> {
     exposed = password.warning;
   }
 
+  let reset: { email: string; password: string } | null = null;
+  if (command === 'reset-password') {
+    const password = await readSecret({ flag: 'password', given: values.password, fromStdin: values['password-stdin'], variable: 'PLAINBASE_PASSWORD' });
+    if (!values.email) throw new UsageError('reset-password needs --email (the person whose password it is)');
+    if (!password.value) throw new UsageError('reset-password needs the new password: --password-stdin (from standard input) or PLAINBASE_PASSWORD');
+    reset = { email: values.email, password: password.value };
+    exposed = password.warning;
+  }
+
   const config = loadConfig(process.env);
   for (const name of unknownVariables(process.env)) {
     process.stderr.write(`plainbase: warning: ${name} is not a Plainbase setting and is ignored (a typo?)\n`);
@@ -190,6 +205,7 @@ async function run(argv: string[]): Promise<void> {
   if (command === 'restore') return restoreCommand(config, positionals[1]!, values.deliver === true);
   if (owner) return createOwnerCommand(config, owner);
   if (key) return createKeyCommand(config, key);
+  if (reset) return resetPasswordCommand(config, reset);
   // Imported here so that --help and bad settings answer without loading the whole app.
   const { serve } = await import('./main.js');
   return serve(config);
@@ -344,6 +360,22 @@ async function createOwnerCommand(config: Config, input: { email: string; passwo
   } catch (error) {
     if (isUniqueViolation(error)) throw new UsageError(`a person with the email ${input.email} already exists`);
     throw error;
+  } finally {
+    await storage.close();
+  }
+}
+
+/** A new password for a person, on the server (docs/operations.md, "A forgotten owner password"). */
+async function resetPasswordCommand(config: Config, input: { email: string; password: string }): Promise<void> {
+  const { connectStorage } = await import('./db/connect.js');
+  const { migrateStorage } = await import('./db/migrate.js');
+  const { resetPassword } = await import('./modules/sessions/reset-password.js');
+  const { depsFor } = await import('./main.js');
+  const storage = await connectStorage(config.database, { checkPooler: true });
+  try {
+    await migrateStorage(storage);
+    const done = await resetPassword(depsFor(config, storage), input.email, input.password);
+    process.stdout.write(`set a new password for ${done.email} (${done.personId}); ${done.sessionsEnded} session(s) ended\n`);
   } finally {
     await storage.close();
   }

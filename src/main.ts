@@ -8,8 +8,6 @@ import type { Deps } from './deps.js';
 import { trimMemoryWhenIdle } from './idle-memory.js';
 import { logDestination } from './log-destination.js';
 import { prepareFirstOwner } from './modules/setup/first-owner.js';
-import { purgeExpiredSessions } from './modules/sessions/sessions.js';
-import { purgeExpiredIdempotencyKeys } from './modules/idempotency/idempotency.js';
 
 /**
  * The whole shutdown, from signal to exit, stays inside this (docs/operations.md: within 10 s);
@@ -56,13 +54,13 @@ export async function serve(config: Config): Promise<void> {
   // A process that serves no HTTP must not replace the setup token another process printed.
   const { created, setupToken } = config.api || config.owner ? await prepareFirstOwner(deps) : { created: null, setupToken: null };
   if (created) log.info({ personId: created.id, email: created.email }, 'created the first owner from PLAINBASE_OWNER_EMAIL');
-  await purgeExpiredSessions(deps);
-  await purgeExpiredIdempotencyKeys(deps.db, deps.clock.now());
   if (config.webhookAllowPrivate) {
     log.warn('PLAINBASE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call private and loopback addresses. Never run production like this.');
   }
   // Loaded only when it runs: a process with PLAINBASE_WORKER=off holds none of its code.
   const worker = config.worker ? new (await import('./worker/delivery-worker.js')).DeliveryWorker(deps, { log, leaseMs: config.webhookClaimSeconds * 1000 }) : null;
+  // Expired sessions, invites and idempotency answers go in the worker process, at start and then on a schedule.
+  const housekeeper = config.worker ? new (await import('./worker/housekeeping.js')).Housekeeper(deps, log) : null;
 
   let stopping = false;
   // A keep-alive connection would hold the shutdown open after its last answer; answers sent while
@@ -91,10 +89,12 @@ export async function serve(config: Config): Promise<void> {
     try {
       // Webhook attempts cut short here are not lost: their lease runs out and another round retries them.
       const workerStopped = worker ? Promise.race([worker.stop(), delay(DRAIN_LIMIT_MS)]) : null;
+      const housekeeperStopped = housekeeper ? Promise.race([housekeeper.stop(), delay(DRAIN_LIMIT_MS)]) : null;
       await app.close();
       clearTimeout(drainLimit);
       clearInterval(reapIdle);
       await workerStopped;
+      await housekeeperStopped;
       await closeServices(deps);
       await storage.close();
     } catch (error) {
@@ -121,6 +121,7 @@ export async function serve(config: Config): Promise<void> {
     log.info('PLAINBASE_API is off: not serving HTTP');
   }
   worker?.start();
+  housekeeper?.start();
   trimMemoryWhenIdle();
   log.info({ worker: worker !== null, engine: config.database.engine, database, publicUrl: config.publicUrl, env: config.env }, 'Plainbase is running');
   if (setupToken) {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys } from '../src/modules/idempotency/idempotency.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../src/modules/idempotency/idempotency.js';
+import { purgeExpired } from '../src/modules/housekeeping/purge-expired.js';
 import { inNewWorkspace, signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
@@ -28,30 +29,33 @@ describeEachEngine('idempotency answers past their window', (engine) => {
   const storedKeys = async (client: Client) =>
     (await t.deps.db.selectFrom('idempotency_keys').select('key').where('workspace_id', '=', client.workspaceId!).orderBy('key').execute()).map((row) => row.key);
 
-  it('a workspace\'s next write after its window deletes its expired answers, and no other workspace\'s', async () => {
+  it('a write deletes only its own key\'s expired answer, which stands in its way; housekeeping the rest', async () => {
     await create(first, 'a-1');
     await create(first, 'a-2');
     await create(second, 'b-1');
-    t.clock.advance(IDEMPOTENCY_WINDOW_MS - HOUR);
-    await create(first, 'a-3'); // within the hour since the last purge: nothing else is read
-    t.clock.advance(HOUR + 1);
-    // a-1 and a-2 are now past their window, a-3 is not.
-    await create(first, 'a-4');
-    expect(await storedKeys(first)).toEqual(['a-3', 'a-4']);
-    // The other workspace wrote nothing: its expired answer is still there, for the start-up purge.
-    expect(await storedKeys(second)).toEqual(['b-1']);
-    // An answer within its window is still replayed.
-    const again = await first.post('/v1/collections/leads/records', { data: { key: 'a-3' } }, { 'idempotency-key': 'a-3' });
+    t.clock.advance(IDEMPOTENCY_WINDOW_MS + 1);
+    // The same key after its window: a new create, stored in place of the expired answer.
+    const again = await first.post('/v1/collections/leads/records', { data: { key: 'a-1' } }, { 'idempotency-key': 'a-1' });
     expect(again.status).toBe(201);
+    await create(first, 'a-3');
+    // No request's transaction deletes the workspace's other expired answers.
+    expect(await storedKeys(first)).toEqual(['a-1', 'a-2', 'a-3']);
+    expect(await storedKeys(second)).toEqual(['b-1']);
+    expect((await purgeExpired(t.deps)).purged.idempotencyAnswers).toBe(2);
+    expect(await storedKeys(first)).toEqual(['a-1', 'a-3']);
+    expect(await storedKeys(second)).toEqual([]);
+    // An answer within its window is still replayed.
+    const replay = await first.post('/v1/collections/leads/records', { data: { key: 'a-1' } }, { 'idempotency-key': 'a-1' });
+    expect([replay.status, replay.body.id]).toEqual([201, again.body.id]);
   });
 
-  it('the start-up purge deletes every workspace\'s expired answers and keeps the rest', async () => {
+  it('housekeeping deletes every workspace\'s expired answers and keeps the rest', async () => {
     await create(first, 'a-1');
     await create(second, 'b-1');
     t.clock.advance(HOUR);
     await create(second, 'b-2');
     t.clock.advance(IDEMPOTENCY_WINDOW_MS - HOUR + 1);
-    expect(await purgeExpiredIdempotencyKeys(t.deps.db, t.clock.now())).toBe(2);
+    expect((await purgeExpired(t.deps)).purged.idempotencyAnswers).toBe(2);
     expect(await storedKeys(first)).toEqual([]);
     expect(await storedKeys(second)).toEqual(['b-2']);
   });

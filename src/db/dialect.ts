@@ -86,6 +86,13 @@ export interface Dialect {
    */
   sequencingLock: RawBuilder<unknown> | null;
   /**
+   * Tries to take, until the transaction ends, the lock that lets one process at a time purge
+   * what has expired (worker/housekeeping.ts): answers one row whose `claimed` is true when it
+   * did. Transaction-scoped, so nothing is left on the connection, behind a pooler too. Null
+   * where one process owns the database (SQLite).
+   */
+  housekeepingLock: RawBuilder<{ claimed: unknown }> | null;
+  /**
    * Refreshes the query planner's statistics of a table that just grew fast, or null where none
    * is needed. PostgreSQL plans from sampled statistics that autovacuum refreshes only after 10%
    * growth and within a minute or so; until then a table filled by an import looks empty, and the

@@ -53,6 +53,8 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   notifyRecordsErased: sql`select pg_notify('plainbase_records_erased', '')`,
   // An arbitrary key of Plainbase's own ("pb" and "seq" in ASCII).
   sequencingLock: sql`select pg_advisory_xact_lock(28770, 7562609)`,
+  // "pb" and "hk" in ASCII; try, not wait: a process that finds it taken leaves the round to the other.
+  housekeepingLock: sql<{ claimed: unknown }>`select pg_try_advisory_xact_lock(28770, 26731) as claimed`,
   refreshStatistics: (table) => sql`analyze ${sql.table(table)}`,
   indexedBy: () => sql``,
   // Transaction-scoped (SET LOCAL): nothing is left on the connection, behind a pooler too.

@@ -36,6 +36,7 @@ export const sqliteDialect: Dialect = {
   notifyEventsSequenced: null,
   notifyRecordsErased: null,
   sequencingLock: null,
+  housekeepingLock: null,
   // SQLite's planner does not estimate from sampled statistics this way: its plans held (bench:events).
   refreshStatistics: null,
   indexedBy: (index) => sql`indexed by ${sql.id(index)}`,

@@ -1,12 +1,20 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
+import type { ExpiringRows } from '../../db/expiring-rows.js';
 import type { Executor } from '../../db/schema.js';
 import { conflict } from '../../errors.js';
 import { idLength } from '../../ids.js';
-import { LruMap } from '../../lru-map.js';
 
 /** How long a key is remembered, as Stripe does. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+/** Stored answers past their window, for housekeeping to delete. */
+export const EXPIRED_ANSWERS: ExpiringRows = {
+  name: 'idempotencyAnswers',
+  table: 'idempotency_keys',
+  key: ['workspace_id', 'caller_id', 'key'],
+  expired: (now) => sql<SqlBool>`created_at <= ${new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()}`,
+};
 
 export interface IdempotencyKey {
   workspaceId: string;
@@ -90,30 +98,23 @@ export async function eraseStoredAnswers(executor: Executor, erased: ErasedAnswe
 }
 
 /**
- * How often a process deletes a workspace's expired answers, on that workspace's next write:
- * an answer outlives its window by at most this much in a workspace that keeps writing.
- */
-const PURGE_EVERY_MS = 3600 * 1000;
-/** When this process last purged each workspace it wrote to (the least recently written are forgotten first). */
-const lastPurge = new LruMap<string, number>(10_000);
-
-/**
  * Stores the response in the transaction that made the change, so the change and the memory of
  * it commit together. A concurrent request with the same key then fails on the primary key and
  * replays this one instead of creating a second record.
  *
- * Before storing it, deletes what has expired: the workspace's expired answers once an hour
- * (found through the primary key's first column, so a workspace's purge reads its own rows only),
- * otherwise this key's own expired answer, which would stand in the new one's way.
+ * Before storing it, deletes this key's own expired answer, which would stand in the new one's
+ * way; every other expired answer is housekeeping's (modules/housekeeping), in short batches, so
+ * that no request's transaction deletes a workspace's backlog.
  */
 export async function storeResponse(executor: Executor, key: IdempotencyKey, now: Date, response: StoredResponse): Promise<void> {
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
-  const last = lastPurge.get(key.workspaceId);
-  const purgeWorkspace = last === undefined || now.getTime() - last >= PURGE_EVERY_MS || now.getTime() < last;
-  if (purgeWorkspace) lastPurge.set(key.workspaceId, now.getTime());
-  let expired = executor.deleteFrom('idempotency_keys').where('workspace_id', '=', key.workspaceId);
-  if (!purgeWorkspace) expired = expired.where('caller_id', '=', key.callerId).where('key', '=', key.key);
-  await expired.where('created_at', '<=', cutoff).execute();
+  await executor
+    .deleteFrom('idempotency_keys')
+    .where('workspace_id', '=', key.workspaceId)
+    .where('caller_id', '=', key.callerId)
+    .where('key', '=', key.key)
+    .where('created_at', '<=', cutoff)
+    .execute();
   await executor
     .insertInto('idempotency_keys')
     .values({
@@ -126,10 +127,4 @@ export async function storeResponse(executor: Executor, key: IdempotencyKey, now
       created_at: now.toISOString(),
     })
     .execute();
-}
-
-/** Deletes every workspace's expired answers: at start, for workspaces that no longer write. */
-export async function purgeExpiredIdempotencyKeys(executor: Executor, now: Date): Promise<number> {
-  const result = await executor.deleteFrom('idempotency_keys').where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS).toISOString()).executeTakeFirst();
-  return Number(result.numDeletedRows);
 }

@@ -1,4 +1,6 @@
 import type { Role } from '../../abilities.js';
+import { sql, type SqlBool } from 'kysely';
+import type { ExpiringRows } from '../../db/expiring-rows.js';
 import { rowLimit } from '../../db/row-limit.js';
 import type { Deps } from '../../deps.js';
 import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
@@ -11,6 +13,14 @@ import { createSession, type NewSession } from '../sessions/sessions.js';
 import { claimPasswordCheck, passwordCheckSucceeded } from '../sessions/sign-in-throttle.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** Invites past their 7 days, accepted or not (an accepted one has become a membership), for housekeeping to delete. */
+export const EXPIRED_INVITES: ExpiringRows = {
+  name: 'invites',
+  table: 'invites',
+  key: ['id'],
+  expired: (now) => sql<SqlBool>`expires_at <= ${now.toISOString()}`,
+};
 
 export interface InviteView {
   id: string;

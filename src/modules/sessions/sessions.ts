@@ -1,5 +1,7 @@
+import { sql, type SqlBool } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { directQuery } from '../../db/direct-query.js';
+import type { ExpiringRows } from '../../db/expiring-rows.js';
 import type { Executor } from '../../db/schema.js';
 import { newId } from '../../ids.js';
 import { randomToken, sha256Hex } from '../../secrets.js';
@@ -151,13 +153,14 @@ export async function endOtherSessions(executor: Executor, personId: string, kee
   return deleteSessionsOf(executor, personId, keepToken);
 }
 
-/** Removes sessions past their lifetime or left unused past the idle limit (at start). */
-export async function purgeExpiredSessions(deps: Deps): Promise<void> {
-  const now = deps.clock.now();
-  const cutoff = idleCutoff(deps, now);
-  const query = deps.db.deleteFrom('sessions').where((eb) => {
-    const expired = eb('expires_at', '<=', now.toISOString());
-    return cutoff === null ? expired : eb.or([expired, eb('last_used_at', '<=', cutoff)]);
-  });
-  await query.execute();
-}
+/** Sessions past their lifetime, or unused past PLAINBASE_SESSION_IDLE_MINUTES, for housekeeping to delete. */
+export const expiredSessions = (deps: Deps): ExpiringRows => ({
+  name: 'sessions',
+  table: 'sessions',
+  key: ['token_hash'],
+  expired: (now) => {
+    const cutoff = idleCutoff(deps, now);
+    const pastLifetime = sql<SqlBool>`expires_at <= ${now.toISOString()}`;
+    return cutoff === null ? pastLifetime : sql<SqlBool>`(${pastLifetime} or last_used_at <= ${cutoff})`;
+  },
+});

@@ -50,6 +50,11 @@ export async function claimPasswordCheck(db: Db, config: ThrottleConfig, email: 
   });
 }
 
+/** The account's failed sign-ins are forgotten and its lock lifted (a password reset on the server). */
+export async function clearAccountFailures(executor: Executor, email: string): Promise<void> {
+  await executor.deleteFrom('sign_in_throttle').where('subject', '=', accountSubject(email)).execute();
+}
+
 /**
  * A right password: the account's count starts again, and the address gets its claim back. A
  * lock on the address can only have come from this very claim (any claim made while it was in
