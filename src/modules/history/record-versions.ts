@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Deps } from '../../deps.js';
 import type { Executor, RecordVersionsTable } from '../../db/schema.js';
-import { AppError, invalidRequest } from '../../errors.js';
+import { AppError } from '../../errors.js';
 import type { Actor, RequestMeta } from '../audit/audit.js';
 
 /**
@@ -87,43 +87,33 @@ export async function keepImportedVersions(
     on conflict do nothing`.execute(executor);
 }
 
-const PAGE_DEFAULT = 50;
-export const PAGE_MAX = 200;
-
-/** A record's versions, newest first; the cursor is the revision to continue below. */
+/** Up to `limit` of a record's versions, newest first, below revision `before` when given. */
 export async function listVersions(
   executor: Executor,
   dialect: Dialect,
-  record: { workspaceId: string; recordId: string },
-  page: { cursor?: string; limit?: number },
-): Promise<{ data: RecordVersion[]; nextCursor: string | null }> {
-  const limit = page.limit ?? PAGE_DEFAULT;
+  record: { workspaceId: string; collectionId: string; recordId: string },
+  page: { limit: number; before?: number },
+): Promise<RecordVersion[]> {
   let query = executor
     .selectFrom('record_versions')
     .selectAll()
     .where('workspace_id', '=', record.workspaceId)
     .where('record_id', '=', record.recordId)
+    .where('collection_id', '=', record.collectionId)
     .orderBy('revision', 'desc')
-    .limit(limit + 1);
-  if (page.cursor !== undefined) query = query.where('revision', '<', cursorRevision(page.cursor));
-  const rows = await query.execute();
-  const more = rows.length > limit;
-  const data = rows.slice(0, limit).map((row) => toVersion(dialect, row));
-  return { data, nextCursor: more ? String(data[data.length - 1]!.revision) : null };
-}
-
-function cursorRevision(cursor: string): number {
-  if (!/^[1-9][0-9]{0,9}$/.test(cursor)) throw invalidRequest('The cursor is not one this list gave.', { field: 'query.cursor' });
-  return Number(cursor);
+    .limit(page.limit);
+  if (page.before !== undefined) query = query.where('revision', '<', page.before);
+  return (await query.execute()).map((row) => toVersion(dialect, row));
 }
 
 /** One version of a record; 404 when the record has no such revision kept. */
-export async function findVersion(executor: Executor, dialect: Dialect, record: { workspaceId: string; recordId: string }, revision: number): Promise<RecordVersion> {
+export async function findVersion(executor: Executor, dialect: Dialect, record: { workspaceId: string; collectionId: string; recordId: string }, revision: number): Promise<RecordVersion> {
   const row = await executor
     .selectFrom('record_versions')
     .selectAll()
     .where('workspace_id', '=', record.workspaceId)
     .where('record_id', '=', record.recordId)
+    .where('collection_id', '=', record.collectionId)
     .where('revision', '=', revision)
     .executeTakeFirst();
   if (!row) throw new AppError('NOT_FOUND', 'No such version of this record (it may be older than the history keeps).');
