@@ -65,6 +65,33 @@ describeEachEngine('record history', (engine) => {
     expectError(await owner.get(`${base}/${id}/versions/99`), 404, 'NOT_FOUND');
   });
 
+  it('keeps the version of creates sent together (one shared commit on SQLite, one statement each on PostgreSQL)', async () => {
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, n) => key.post(base, { data: { together: n } })));
+    for (const [n, reply] of replies.entries()) {
+      expect(reply.status).toBe(201);
+      const [version] = (await versions(owner, reply.body.id)).body.data as any[];
+      expect(version).toMatchObject({ revision: 1, change: 'created', data: { together: n }, changedBy: { type: 'key', id: keyId }, requestId: reply.headers['x-request-id'] });
+    }
+  });
+
+  it('names an anonymous submitter, and a file deleted from a record its deleter', async () => {
+    const form = await owner.post('/v1/collections', { name: 'signups', settings: { submissions: { enabled: true, origins: ['https://example.com'] } } });
+    expect(form.status).toBe(201);
+    const submitted = await new Client(t).post(`/v1/collections/${form.body.id}/records`, { data: { email: 'a@example.com' } }, { origin: 'https://example.com' });
+    expect(submitted.status).toBe(201);
+    const [created] = (await owner.get(`/v1/collections/signups/records/${submitted.body.id}/versions`)).body.data as any[];
+    expect(created).toMatchObject({ change: 'created', changedBy: { type: 'anonymous', id: null, name: null }, requestId: submitted.headers['x-request-id'] });
+
+    const id = (await owner.post(base, { data: { n: 1 } })).body.id as string;
+    const file = await key.call('POST', '/v1/collections/notes/files?name=b.txt', 'bytes', { 'content-type': 'text/plain' });
+    expect((await key.post(`${base}/${id}/files`, { fileId: file.body.id })).status).toBe(200);
+    const deleted = await owner.delete(`/v1/collections/notes/files/${file.body.id}`);
+    expect(deleted.status).toBe(204);
+    const list = (await versions(owner, id)).body.data as any[];
+    expect(list.map((version) => [version.revision, version.change, version.changedBy.type])).toEqual([[3, 'updated', 'person'], [2, 'updated', 'key'], [1, 'created', 'person']]);
+    expect(list[0].requestId).toBe(deleted.headers['x-request-id']);
+  });
+
   it('pages newest first', async () => {
     const id = (await owner.post(base, { data: { n: 0 } })).body.id as string;
     for (let n = 1; n <= 4; n += 1) expect((await owner.patch(`${base}/${id}`, { data: { n } })).status).toBe(200);
@@ -97,6 +124,12 @@ describeEachEngine('record history', (engine) => {
     expect(list.slice(0, 2).map((version) => [version.revision, version.change, version.changedBy.type])).toEqual([[4, 'reverted', 'person'], [3, 'reverted', 'key']]);
     const events = await t.storage.db.selectFrom('events').select(['type', 'data']).where('type', '=', 'record.updated').execute();
     expect(events.filter((event) => String(event.data).includes(id))).toHaveLength(3);
+    // The active schema applies to what is restored.
+    expect((await owner.post('/v1/collections/notes/schemas', { schema: { type: 'object', properties: { n: { type: 'integer', minimum: 2 } } } })).status).toBe(201);
+    expect((await owner.post('/v1/collections/notes/schemas/1/activate')).status).toBe(200);
+    expectError(await owner.post(`${base}/${id}/versions/1/restore`), 422, 'SCHEMA_VALIDATION_FAILED');
+    expect((await owner.post('/v1/collections/notes/schemas/1/deactivate')).status).toBe(200);
+    expect((await owner.get(`${base}/${id}`)).headers.etag).toBe('"4"');
     // Restoring needs records:update.
     const reader = await owner.post('/v1/keys', { name: 'Reader', scopes: ['records:read'] });
     const readOnly = new KeyClient(t, reader.body.secret);
@@ -118,7 +151,8 @@ describeEachEngine('record history', (engine) => {
   it('keeps the history of imported records, and erases a record\'s history when it is deleted for good', async () => {
     const imported = await key.call('POST', '/v1/collections/notes/import', '{"i":1}\n{"i":2}\n', { 'content-type': 'application/x-ndjson' });
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
-    const rows = await t.storage.db.selectFrom('records').select('id').where('workspace_id', '=', owner.workspaceId!).where('data', 'is not', null).execute();
+    const notes = (await owner.get('/v1/collections/notes')).body.id as string;
+    const rows = await t.storage.db.selectFrom('records').select('id').where('workspace_id', '=', owner.workspaceId!).where('collection_id', '=', notes).execute();
     const ids = [];
     for (const row of rows) {
       const list = (await versions(owner, row.id)).body.data as any[];
