@@ -274,7 +274,7 @@ async function credentialFor(server: Server, routes: Set<string>, session: Recor
     notes.push('credential: session cookie (this build has no POST /v1/keys)');
     return session;
   }
-  const created = await callJson(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['collections:read', 'records:read', 'records:create'] });
+  const created = await callJson(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['collections:read', 'records:read', 'records:create', 'records:update'] });
   const secret = (created.body as { secret?: string }).secret;
   if (created.status !== 201 || !secret) {
     notes.push(`credential: session cookie (POST /v1/keys answered ${created.status})`);

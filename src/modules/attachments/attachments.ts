@@ -33,8 +33,8 @@ async function touchRecord(executor: Executor, dialect: Dialect, at: Date, colle
   const changes = { revision: record.revision + 1, updated_at: at.toISOString() };
   const result = await executor.updateTable('records').set(changes).where('id', '=', record.id).where('revision', '=', record.revision).executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while its files were being changed; retry.');
-  await keepVersion(executor, record.workspace_id, record.id, 'updated', at, author);
   const row = { ...record, ...changes };
+  await keepVersion(executor, row, 'updated', at, author);
   await emitEvent(executor, at, {
     workspaceId: collection.workspace_id,
     collectionId: collection.id,
@@ -129,7 +129,7 @@ export async function detachEverywhere(executor: Executor, dialect: Dialect, at:
     if (!record.trashed_at) await touchRecord(executor, dialect, at, collection, record, author);
     else {
       await executor.updateTable('records').set({ revision: record.revision + 1 }).where('id', '=', record.id).execute();
-      await keepVersion(executor, record.workspace_id, record.id, 'updated', at, author);
+      await keepVersion(executor, { ...record, revision: record.revision + 1 }, 'updated', at, author);
     }
   }
 }

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Deps } from '../../deps.js';
-import type { Executor, RecordVersionsTable } from '../../db/schema.js';
+import { insertRows } from '../../db/insert-rows.js';
+import type { Executor, RecordsTable, RecordVersionsTable } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import type { Actor, RequestMeta } from '../audit/audit.js';
 
@@ -33,9 +34,12 @@ export interface RecordVersion {
   requestId: string | null;
 }
 
+/** What a version is made of: a record's row as a change wrote it. */
+export type VersionSource = Pick<RecordsTable, 'id' | 'workspace_id' | 'collection_id' | 'data' | 'schema_version' | 'revision'>;
+
 /** A new version's row from values held already (a create writing its record in one statement). */
 export const newVersionRow = (
-  record: { id: string; workspace_id: string; collection_id: string; data: unknown; schema_version: number | null; revision: number },
+  record: VersionSource,
   change: VersionChange,
   at: Date,
   author: VersionAuthor,
@@ -55,15 +59,11 @@ export const newVersionRow = (
 });
 
 /**
- * Keeps the record as it now is as its version: call it in the change's transaction, after the
- * change. Copied by the database from the row just written, so the version is exactly what the
- * record holds, with no second serialisation of its data.
+ * Keeps the record as the change left it as its version: call it in the change's transaction,
+ * with the record's row as written (its data as stored: JSON text on both engines).
  */
-export async function keepVersion(executor: Executor, workspaceId: string, recordId: string, change: VersionChange, at: Date, author: VersionAuthor): Promise<void> {
-  await sql`
-    insert into record_versions (${sql.join(VERSION_COLUMNS.map((column) => sql.ref(column)))})
-    select workspace_id, collection_id, id, revision, data, schema_version, ${change}, ${at.toISOString()}, ${author.actor.type}, ${author.actor.id}, ${author.actor.name}, ${author.meta.requestId}
-    from records where workspace_id = ${workspaceId} and id = ${recordId}`.execute(executor);
+export async function keepVersion(executor: Executor, record: VersionSource, change: VersionChange, at: Date, author: VersionAuthor): Promise<void> {
+  await insertRows(executor, 'record_versions', VERSION_COLUMNS, [newVersionRow(record, change, at, author)]);
 }
 
 /**

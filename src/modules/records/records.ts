@@ -153,7 +153,7 @@ export async function createRecord(
       const schemaVersion = (await recordChecker(trx, collection))(data);
       const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
       await insertRows(trx, 'records', RECORD_COLUMNS, [row]);
-      await keepVersion(trx, context.workspaceId, row.id, 'created', now, context);
+      await keepVersion(trx, row, 'created', now, context);
       if (files.length > 0) view.files = await attachNewFiles(trx, collection, row.id, files, now);
       await emitEvent(trx, now, eventOf(collection, 'record.created', view));
       await auditKeyWrite(trx, now, context, 'record.created', row.id, collection.id);
@@ -314,7 +314,7 @@ export async function updateRecord(
     // The revision in the condition makes a concurrent writer that read the same revision lose.
     const result = await trx.updateTable('records').set(changes).where('id', '=', current.id).where('revision', '=', current.revision).executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while this update ran; retry.');
-    await keepVersion(trx, context.workspaceId, current.id, input.change ?? (input.mode === 'merge' ? 'updated' : 'replaced'), now, context);
+    await keepVersion(trx, { ...current, ...changes }, input.change ?? (input.mode === 'merge' ? 'updated' : 'replaced'), now, context);
     const view = toRecordView(deps.dialect, { ...current, ...changes }, data);
     await emitEvent(trx, now, eventOf(collection, 'record.updated', view));
     await auditKeyWrite(trx, now, context, 'record.updated', current.id, collection.id);
@@ -342,8 +342,8 @@ export async function setRecordTrashed(
     checkIfMatch(current, ifMatch);
     const changes = { trashed_at: trashed ? now.toISOString() : null, revision: current.revision + 1 };
     await trx.updateTable('records').set(changes).where('id', '=', current.id).execute();
-    await keepVersion(trx, context.workspaceId, current.id, trashed ? 'trashed' : 'restored', now, context);
     const row = { ...current, ...changes };
+    await keepVersion(trx, row, trashed ? 'trashed' : 'restored', now, context);
     const view = toRecordView(deps.dialect, row);
     await emitEvent(trx, now, eventOf(collection, trashed ? 'record.deleted' : 'record.restored', view));
     await auditKeyWrite(trx, now, context, trashed ? 'record.trashed' : 'record.restored', row.id, collection.id);
