@@ -82,6 +82,15 @@ app.get<{ Params: { id: string } }>('/records/:id', async (request, reply) => {
   return view(rows[0]);
 });
 
+app.patch<{ Params: { id: string }; Body: { data?: Record<string, unknown> } }>('/records/:id', async (request, reply) => {
+  const { rows } = await pool.query<Row>(
+    'update records set data = data || $3::jsonb, updated_at = $4 where collection_id = $1 and id = $2 returning id, data, created_at, updated_at',
+    [COLLECTION, request.params.id, JSON.stringify(request.body?.data ?? {}), new Date().toISOString()],
+  );
+  if (!rows[0]) return reply.status(404).send({ error: 'not found' });
+  return view(rows[0]);
+});
+
 app.get<{ Querystring: { status?: string; limit?: string } }>('/records', async (request) => {
   const limit = Math.min(1000, Math.max(1, Number(request.query.limit ?? 50)));
   const { rows } = await pool.query<Row>(

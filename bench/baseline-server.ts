@@ -84,6 +84,16 @@ app.get<{ Params: { id: string } }>('/records/:id', async (request, reply) => {
   return view(row);
 });
 
+const updateData = db.prepare('update records set data = ?, updated_at = ? where collection_id = ? and id = ?');
+app.patch<{ Params: { id: string }; Body: { data?: Record<string, unknown> } }>('/records/:id', async (request, reply) => {
+  const row = byId.get(COLLECTION, request.params.id) as Row | undefined;
+  if (!row) return reply.status(404).send({ error: 'not found' });
+  const at = new Date().toISOString();
+  const data = { ...(JSON.parse(row.data) as Record<string, unknown>), ...request.body?.data };
+  updateData.run(JSON.stringify(data), at, COLLECTION, row.id);
+  return view({ ...row, data: JSON.stringify(data), updated_at: at });
+});
+
 app.get<{ Querystring: { status?: string; limit?: string } }>('/records', async (request) => {
   const limit = Math.min(1000, Math.max(1, Number(request.query.limit ?? 50)));
   const rows = byStatus.all(COLLECTION, request.query.status ?? '', limit) as Row[];

@@ -11,7 +11,7 @@
  *    fresh PostgreSQL database: sign in, create a collection and an index on data.status, import
  *    BENCH_RECORDS records as one streamed NDJSON body (timed), create the records "get" reads.
  *    The loads start right after the import: no pause, no ANALYZE (tables that have just grown).
- * 3. Create, get and list at each connection count, the baseline first and Plainbase right
+ * 3. Create, update (a PATCH of a seeded record), get and list at each connection count, the baseline first and Plainbase right
  *    after, so both see the machine in the same state; each run has a discarded warm-up.
  * 4. PostgreSQL only, unless BENCH_POOLER=0 or Debian's pgbouncer is missing: steps 2-3 again
  *    with Plainbase behind a PgBouncer in transaction mode (10 server connections, the
@@ -48,8 +48,8 @@ import { PGBOUNCER, startPgBouncer } from '../test/support/pgbouncer.js';
 // Settings and targets
 
 type Engine = 'sqlite' | 'postgres';
-type Scenario = 'create' | 'get' | 'list';
-const SCENARIOS: Scenario[] = ['create', 'get', 'list'];
+type Scenario = 'create' | 'update' | 'get' | 'list';
+const SCENARIOS: Scenario[] = ['create', 'update', 'get', 'list'];
 
 function readSettings() {
   const connections = (process.env.BENCH_CONNECTIONS ?? '10,50').split(',').map((part) => Number(part.trim()));
@@ -82,8 +82,8 @@ function pgbouncerInstalled(): boolean {
 /** The targets: request ratios to the bare baseline of the same engine, and the rest. */
 const TARGET = {
   ratio: {
-    sqlite: { create: 0.4, get: 0.5, list: 0.6 },
-    postgres: { create: 0.35, get: 0.45, list: 0.5 },
+    sqlite: { create: 0.4, update: 0.3, get: 0.5, list: 0.6 },
+    postgres: { create: 0.35, update: 0.3, get: 0.45, list: 0.5 },
   } as Record<Engine, Record<Scenario, number>>,
   importPerSecond: 50_000,
   listP99Ms: 20,
@@ -149,6 +149,8 @@ function describe(load: LoadResult): string {
   return `${thousands(load.reqPerSec)} req/s, p50 ${fixed(load.p50, 2)} ms, p99 ${fixed(load.p99, 2)} ms, server CPU ${fixed(load.serverCpuMsPerRequest, 3)} ms/req (${fixed(load.serverCpuShare * 100, 0)}% of a core), load ${fixed(load.loadAverage, 1)}${trouble}`;
 }
 
+let updates = 0;
+
 async function loadOnce(prepared: Prepared, scenario: Scenario, connections: number, settings: Settings): Promise<Measured> {
   const { target, sampler, ids } = prepared;
   if (scenario === 'list' && target.listPath === null) return { scenario, connections, load: null, skipped: target.listSkipped };
@@ -158,6 +160,9 @@ async function loadOnce(prepared: Prepared, scenario: Scenario, connections: num
   const load =
     scenario === 'create'
       ? await measure({ ...base, method: 'POST', headers: { ...target.headers, 'content-type': 'application/json' }, path: target.createPath, body: createBody })
+      : scenario === 'update'
+        // A PATCH of a seeded record with a value of its own, so every update writes a new revision.
+        ? await measure({ ...base, method: 'PATCH', headers: { ...target.headers, 'content-type': 'application/json' }, path: () => target.getPath(ids[Math.floor(Math.random() * ids.length)]!), body: () => `{"data":{"touched":${++updates}}}` })
       : scenario === 'get'
         ? await measure({ ...base, method: 'GET', headers: target.headers, path: () => target.getPath(ids[Math.floor(Math.random() * ids.length)]!) })
         : await measure({ ...base, method: 'GET', headers: target.headers, path: target.listPath! });
@@ -269,7 +274,7 @@ async function credentialFor(server: Server, routes: Set<string>, session: Recor
     notes.push('credential: session cookie (this build has no POST /v1/keys)');
     return session;
   }
-  const created = await callJson(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['collections:read', 'records:read', 'records:create'] });
+  const created = await callJson(server.baseUrl, 'POST', '/v1/keys', session, { name: 'bench', scopes: ['collections:read', 'records:read', 'records:create', 'records:update'] });
   const secret = (created.body as { secret?: string }).secret;
   if (created.status !== 201 || !secret) {
     notes.push(`credential: session cookie (POST /v1/keys answered ${created.status})`);

@@ -109,6 +109,8 @@ export interface Config {
   submissionMaxBytes: number;
   /** Bytes of all the files of one anonymous submission together (multipart forms); each file is also held to fileMaxBytes. */
   submissionFileBytes: number;
+  /** Days a record's earlier versions are kept (its newest stays while the record does). */
+  historyDays: number;
   /** How long a shared cache may keep an anonymous read of a public collection, in seconds; 0: it must ask again each time. */
   publicMaxAgeSeconds: number;
   /** Bytes of exports one caller (key or person) / one workspace may have spooled on this process's disk at once. */
@@ -465,6 +467,10 @@ export const VARIABLES = {
     parse: wholeNumber(0, 5 * 1024 ** 4).default(10 * 1024 ** 2),
     default: '10485760',
   },
+  HISTORY_DAYS: {
+    parse: wholeNumber(1, 36_500).default(30),
+    default: '30',
+  },
   PUBLIC_MAX_AGE: {
     parse: wholeNumber(0, 86_400).default(0),
     default: '0',
@@ -619,6 +625,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     submissionsPerMinute: v.SUBMISSIONS_PER_MINUTE,
     submissionMaxBytes: v.SUBMISSION_MAX_BYTES,
     submissionFileBytes: v.SUBMISSION_MAX_FILE_BYTES,
+    historyDays: v.HISTORY_DAYS,
     publicMaxAgeSeconds: v.PUBLIC_MAX_AGE,
     exportSpoolBytesPerCaller: v.EXPORT_SPOOL_PER_CALLER,
     exportSpoolBytesPerWorkspace: v.EXPORT_SPOOL_PER_WORKSPACE,

@@ -1,3 +1,4 @@
+import { newVersionRow } from '../src/modules/history/record-versions.js';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import type { CollectionsTable } from '../src/db/schema.js';
 import { newId } from '../src/ids.js';
@@ -71,7 +72,8 @@ describeEachEngine('creates against a remembered collection', (engine) => {
     const workspaceId = ownerA.workspaceId!;
     const rowsFor = (collection: CollectionsTable, schemaVersion: number | null) => {
       const record = newRecordRow({ id: newId('rec'), workspaceId, collectionId: collection.id, dataJson: '{"direct":true}', schemaVersion, at: new Date().toISOString() });
-      return { record, event: newEventRow(new Date(), { workspaceId, collectionId: collection.id, type: 'record.created', data: { record: { id: record.id } } }), audit: null };
+      const version = newVersionRow(record, 'created', new Date(), { actor: { type: 'system', id: null, name: null }, meta: { ip: null, userAgent: null, requestId: null } });
+      return { record, version, event: newEventRow(new Date(), { workspaceId, collectionId: collection.id, type: 'record.created', data: { record: { id: record.id } } }), audit: null };
     };
     // Nothing remembered yet: the caller must take the transactional way.
     expect(await createInOneStatement(a.deps, workspaceId, collection, { direct: true }, rowsFor)).toBeNull();

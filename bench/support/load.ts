@@ -8,11 +8,12 @@ export interface LoadSpec {
   seconds: number;
   /** A run of this length goes first and is thrown away (JIT, caches, connection set-up). */
   warmupSeconds: number;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   headers: Record<string, string>;
   /** A fixed path, or one chosen per request (e.g. a random record id). */
   path: string | (() => string);
-  body?: string;
+  /** One body for every request, or a new one for each (an update must change something). */
+  body?: string | (() => string);
   /** The server's processes: their CPU time during the measured run is reported per request. */
   serverPid: number | number[];
 }
@@ -64,15 +65,16 @@ function percentile(sorted: Float64Array, p: number): number {
  * precision; only 2xx answers count towards req/s and the percentiles, the rest are reported.
  */
 export async function measure(spec: LoadSpec): Promise<LoadResult> {
-  const request: RequestSpec = { method: spec.method, headers: spec.headers, body: spec.body };
+  const chooseBody = spec.body;
+  const request: RequestSpec = { method: spec.method, headers: spec.headers, body: typeof chooseBody === 'function' ? undefined : chooseBody };
   const choosePath = spec.path;
-  if (typeof choosePath === 'function') {
+  if (typeof choosePath !== 'function') request.path = choosePath;
+  if (typeof choosePath === 'function' || typeof chooseBody === 'function') {
     request.setupRequest = (raw) => {
-      raw.path = choosePath();
+      if (typeof choosePath === 'function') raw.path = choosePath();
+      if (typeof chooseBody === 'function') raw.body = chooseBody();
       return raw;
     };
-  } else {
-    request.path = choosePath;
   }
   const options: Options = { url: spec.url, connections: spec.connections, timeout: 30, requests: [request] };
 

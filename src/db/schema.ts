@@ -268,6 +268,23 @@ export interface FileDeletionsTable {
 }
 
 /** Public submissions of one collection in one hour (modules/submissions/submission-counts.ts). */
+/** One revision of a record as it was left by its change (modules/history/record-versions.ts). */
+export interface RecordVersionsTable {
+  workspace_id: string;
+  collection_id: string;
+  record_id: string;
+  revision: number;
+  /** jsonb on PostgreSQL (read back parsed), JSON text on SQLite, as records.data. */
+  data: unknown;
+  schema_version: number | null;
+  change: string;
+  changed_at: string;
+  actor_type: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  request_id: string | null;
+}
+
 export interface SubmissionCountsTable {
   workspace_id: string;
   collection_id: string;
@@ -283,6 +300,7 @@ export interface SubmissionCountsTable {
 }
 
 export interface Database {
+  record_versions: RecordVersionsTable;
   submission_counts: SubmissionCountsTable;
   event_imports: EventImportsTable;
   webhooks: WebhooksTable;

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Deps } from '../deps.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
+import { purgeOldVersions } from '../modules/history/record-versions.js';
 import { purgeOldLogs, recordAttempts, runRound, withoutResponse, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from '../modules/webhooks/delivery-queue.js';
 import { senderFor } from '../delivery/guard-options.js';
 
@@ -138,6 +139,7 @@ export class DeliveryWorker {
         if (Date.now() - this.lastPurge > PURGE_EVERY_MS) {
           this.lastPurge = Date.now();
           await purgeOldLogs(this.deps);
+          await purgeOldVersions(this.deps);
         }
       } catch (error) {
         // The database may be briefly unreachable; the next round retries.

@@ -607,6 +607,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collections/{col}/records/{rec}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A record's versions, newest first (kept PLAINBASE_HISTORY_DAYS days; the newest always) */
+        get: operations["records.versions.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections/{col}/records/{rec}/versions/{revision}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version of a record */
+        get: operations["records.versions.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections/{col}/records/{rec}/versions/{revision}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put a version's data back as a new revision (a replace: If-Match and the active schema apply; emits record.updated) */
+        post: operations["records.versions.restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/export": {
         parameters: {
             query?: never;
@@ -6166,6 +6217,351 @@ export interface operations {
                 /** @description The collection's id (col_…) or its name. */
                 col: string;
                 rec: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The record's revision, quoted ("7"): send it back as If-Match to change only that revision. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *       "data": {
+                     *         "name": "Ada Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "age": 36
+                     *       },
+                     *       "schemaVersion": 1,
+                     *       "files": [],
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "trashedAt": null
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        collectionId: string;
+                        /** @description The record's fields, a JSON object. */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        schemaVersion: number | null;
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
+                    } | {
+                        id: string;
+                        collectionId: string;
+                        /** @description The ETag without its quotes; goes up on every change. */
+                        revision: number;
+                        /** @description Ids of the attached files (which files:write manages), not their content. */
+                        files: string[];
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 in UTC with milliseconds.
+                         */
+                        updatedAt: string;
+                        trashedAt: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "records.versions.list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+                rec: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "revision": 2,
+                     *           "data": {
+                     *             "name": "Ada Lovelace"
+                     *           },
+                     *           "schemaVersion": null,
+                     *           "change": "updated",
+                     *           "changedAt": "2026-11-05T10:00:00.000Z",
+                     *           "changedBy": {
+                     *             "type": "key",
+                     *             "id": "key_01jd0000000000000000000000",
+                     *             "name": "Website form"
+                     *           },
+                     *           "requestId": "req_1"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description The record's revision this version is (its ETag without quotes). */
+                            revision: number;
+                            /** @description The record's fields, a JSON object. */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            schemaVersion: number | null;
+                            /** @description What made this revision. */
+                            change: "created" | "updated" | "replaced" | "trashed" | "restored" | "reverted";
+                            /** Format: date-time */
+                            changedAt: string;
+                            changedBy: {
+                                /** @description person, key, service_account, anonymous or system */
+                                type: string;
+                                id: string | null;
+                                name: string | null;
+                            };
+                            requestId: string | null;
+                        }[];
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "records.versions.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+                rec: string;
+                revision: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revision": 2,
+                     *       "data": {
+                     *         "name": "Ada Lovelace"
+                     *       },
+                     *       "schemaVersion": null,
+                     *       "change": "updated",
+                     *       "changedAt": "2026-11-05T10:00:00.000Z",
+                     *       "changedBy": {
+                     *         "type": "key",
+                     *         "id": "key_01jd0000000000000000000000",
+                     *         "name": "Website form"
+                     *       },
+                     *       "requestId": "req_1"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The record's revision this version is (its ETag without quotes). */
+                        revision: number;
+                        /** @description The record's fields, a JSON object. */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        schemaVersion: number | null;
+                        /** @description What made this revision. */
+                        change: "created" | "updated" | "replaced" | "trashed" | "restored" | "reverted";
+                        /** Format: date-time */
+                        changedAt: string;
+                        changedBy: {
+                            /** @description person, key, service_account, anonymous or system */
+                            type: string;
+                            id: string | null;
+                            name: string | null;
+                        };
+                        requestId: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "records.versions.restore": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The record's ETag as last read; a mismatch answers 412. */
+                "if-match"?: string;
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+                rec: string;
+                revision: number;
             };
             cookie?: never;
         };

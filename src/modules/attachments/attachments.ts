@@ -8,6 +8,7 @@ import { emitEvent } from '../events/outbox.js';
 import { recordEventData, toRecordView } from '../records/record-shape.js';
 import { etagOf, type VersionedRecord } from '../records/records.js';
 import { withAttachedFiles } from '../files/attached-files.js';
+import { keepVersion, type VersionAuthor } from '../history/record-versions.js';
 
 /**
  * Attaching and detaching change the record (its `files`): its revision (ETag) goes up and
@@ -27,12 +28,13 @@ async function findLiveRecord(executor: Executor, collection: CollectionsTable, 
   return row;
 }
 
-/** A new revision of the record, and its record.updated event. */
-async function touchRecord(executor: Executor, dialect: Dialect, at: Date, collection: CollectionsTable, record: RecordsTable): Promise<RecordsTable> {
+/** A new revision of the record, its version (history) and its record.updated event. */
+async function touchRecord(executor: Executor, dialect: Dialect, at: Date, collection: CollectionsTable, record: RecordsTable, author: VersionAuthor): Promise<RecordsTable> {
   const changes = { revision: record.revision + 1, updated_at: at.toISOString() };
   const result = await executor.updateTable('records').set(changes).where('id', '=', record.id).where('revision', '=', record.revision).executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while its files were being changed; retry.');
   const row = { ...record, ...changes };
+  await keepVersion(executor, row, 'updated', at, author);
   await emitEvent(executor, at, {
     workspaceId: collection.workspace_id,
     collectionId: collection.id,
@@ -83,7 +85,7 @@ export async function attachFile(deps: Deps, context: CollectionContext, idOrNam
       .onConflict((onConflict) => onConflict.columns(['record_id', 'file_id']).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return versionedWithFiles(trx, deps.dialect, record);
-    const touched = await touchRecord(trx, deps.dialect, now, collection, record);
+    const touched = await touchRecord(trx, deps.dialect, now, collection, record, context);
     await auditKeyWrite(trx, now, context, 'record.file_attached', record.id, file.id, collection.id);
     return versionedWithFiles(trx, deps.dialect, touched);
   });
@@ -102,7 +104,7 @@ export async function detachFile(deps: Deps, context: CollectionContext, idOrNam
       .where('file_id', '=', fileId)
       .executeTakeFirst();
     if (Number(removed.numDeletedRows) === 0) throw new AppError('NOT_FOUND', 'That file is not attached to this record.');
-    const touched = await touchRecord(trx, deps.dialect, now, collection, record);
+    const touched = await touchRecord(trx, deps.dialect, now, collection, record, context);
     await auditKeyWrite(trx, now, context, 'record.file_detached', record.id, fileId, collection.id);
     return versionedWithFiles(trx, deps.dialect, touched);
   });
@@ -113,7 +115,7 @@ export async function detachFile(deps: Deps, context: CollectionContext, idOrNam
  * gets a new revision and record.updated. Records in the trash let go quietly: they emit
  * nothing until restored, like any change they cannot have.
  */
-export async function detachEverywhere(executor: Executor, dialect: Dialect, at: Date, collection: CollectionsTable, fileId: string): Promise<void> {
+export async function detachEverywhere(executor: Executor, dialect: Dialect, at: Date, collection: CollectionsTable, fileId: string, author: VersionAuthor): Promise<void> {
   const holders = await executor
     .selectFrom('record_files')
     .innerJoin('records', 'records.id', 'record_files.record_id')
@@ -124,7 +126,10 @@ export async function detachEverywhere(executor: Executor, dialect: Dialect, at:
     .execute();
   await executor.deleteFrom('record_files').where('workspace_id', '=', collection.workspace_id).where('file_id', '=', fileId).execute();
   for (const record of holders) {
-    if (!record.trashed_at) await touchRecord(executor, dialect, at, collection, record);
-    else await executor.updateTable('records').set({ revision: record.revision + 1 }).where('id', '=', record.id).execute();
+    if (!record.trashed_at) await touchRecord(executor, dialect, at, collection, record, author);
+    else {
+      await executor.updateTable('records').set({ revision: record.revision + 1 }).where('id', '=', record.id).execute();
+      await keepVersion(executor, { ...record, revision: record.revision + 1 }, 'updated', at, author);
+    }
   }
 }

@@ -14,7 +14,7 @@ export async function deleteFile(deps: Deps, context: CollectionContext, idOrNam
   await deps.db.transaction().execute(async (trx) => {
     const collection = await findCollection(trx, context.workspaceId, idOrName);
     const file = await findFile(trx, collection, fileId);
-    await detachEverywhere(trx, deps.dialect, now, collection, file.id);
+    await detachEverywhere(trx, deps.dialect, now, collection, file.id, context);
     await forgetFiles(trx, now, context.workspaceId, [file.id]);
     await auditFileKeyWrite(trx, now, context, 'file.deleted', file.id, collection.id);
   });

@@ -36,6 +36,7 @@ export const BACKUP_TABLES = [
   'schema_versions',
   'record_indexes',
   'records',
+  'record_versions',
   'files',
   'record_files',
   'file_deletions',

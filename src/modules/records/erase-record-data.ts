@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/schema.js';
 import { eraseRecordEvents, type ErasedRecords } from '../events/erased-records.js';
 import { notifyRecordsErased } from '../events/outbox-signal.js';
+import { eraseVersions } from '../history/record-versions.js';
 import { eraseStoredAnswers } from '../idempotency/idempotency.js';
 import { eraseDeliveryAnswers } from '../webhooks/erase-delivery-log.js';
 
@@ -16,7 +17,8 @@ export interface Erased {
 /**
  * Erases every copy of the records' data kept outside the records table (docs/security.md,
  * "What is erased and when"): the data of their events (feed, stream, webhook bodies), the
- * receivers' answers in the delivery log, and the stored answers of idempotent creates. Call it
+ * receivers' answers in the delivery log, the stored answers of idempotent creates, and the
+ * records' history (history/record-versions.ts). Call it
  * in the transaction that deletes the records, so the data goes everywhere at once or nowhere;
  * then, after the commit, announceErasure.
  */
@@ -25,6 +27,7 @@ export async function eraseRecordData(executor: Executor, erased: ErasedRecords)
   const events = await eraseRecordEvents(executor, erased);
   const deliveryAnswers = await eraseDeliveryAnswers(executor, erased);
   const storedAnswers = await eraseStoredAnswers(executor, erased);
+  await eraseVersions(executor, erased);
   return { events, deliveryAnswers, storedAnswers };
 }
 

@@ -16,6 +16,7 @@ import { importFailure, rowError, type ImportRow, type RowError } from './import
 import { csvCellTypes, parseCsv } from './parse-csv.js';
 import { parseJsonArray } from './parse-json-array.js';
 import { parseNdjson } from './parse-ndjson.js';
+import { keepImportedVersions } from '../history/record-versions.js';
 import { newRecordEventJson, putNewRecordValues, RECORD_COLUMNS, type NewRecord } from './record-shape.js';
 
 export type ImportFormat = 'ndjson' | 'json' | 'csv';
@@ -122,6 +123,9 @@ async function importSpooled(deps: Deps, context: CollectionContext, idOrName: s
       throw error;
     }
     report.imported = batch.written();
+    // Every imported record's first version, in one statement over the ids the import made.
+    const ids = batch.idRange();
+    if (ids) await keepImportedVersions(trx, { workspaceId: context.workspaceId, collectionId: collection.id, ...ids, at: now }, context);
 
     // One entry for the whole import: who brought how many records in (per-record entries would
     // double a large import, and each record already has its event).
@@ -261,6 +265,9 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
   let written = 0;
   let accepted = 0;
   let inFlight: Promise<void> = Promise.resolve();
+  /** The first and the last id the import made, once it made one. */
+  let firstId: string | null = null;
+  let lastId: string | null = null;
   const dialect = dialectOf(executor);
   const at = now.toISOString();
   const time = now.getTime();
@@ -276,6 +283,8 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
     for (const row of rows) {
       // newId is monotonic: ids made in the same millisecond still sort in import order.
       record.id = newId('rec', time);
+      firstId ??= record.id;
+      lastId = record.id;
       record.dataJson = row.json;
       record.schemaVersion = row.schemaVersion;
       v = putNewRecordValues(values, v, record);
@@ -315,6 +324,7 @@ function recordBatch(executor: Executor, collection: CollectionsTable, now: Date
     },
     settled: () => inFlight,
     written: () => written,
+    idRange: () => (firstId === null || lastId === null ? null : { firstId, lastId }),
     /** Rows accepted so far, written or not. */
     count: () => accepted,
   };

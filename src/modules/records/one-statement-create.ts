@@ -1,12 +1,13 @@
 import { directQuery } from '../../db/direct-query.js';
 import type { Dialect } from '../../db/dialect.js';
-import type { AuditLogTable, CollectionsTable, EventsTable, RecordsTable } from '../../db/schema.js';
+import type { AuditLogTable, CollectionsTable, EventsTable, RecordsTable, RecordVersionsTable } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import { fastPathOn } from '../../db/fast-paths.js';
 import { AUDIT_COLUMNS } from '../audit/audit.js';
 import { rememberedCollection, rememberedGuard, rememberedGuardValues } from '../collections/remembered-collections.js';
 import { EVENT_COLUMNS } from '../events/outbox.js';
+import { VERSION_COLUMNS } from '../history/record-versions.js';
 import { KEY_GUARD_PARAMETERS, keyGuardSql, keyGuardValues, type KeyGuess } from '../keys/key-guess.js';
 import { notifyEventsWritten } from '../events/outbox-signal.js';
 import { recordChecker } from '../schemas/schema-versions.js';
@@ -15,8 +16,8 @@ import { RECORD_COLUMNS, type RecordData } from './record-shape.js';
 /**
  * A create as one statement, where one statement can write several tables
  * (Dialect.insertsTogether: PostgreSQL). The transactional create is seven round trips (BEGIN,
- * the collection, the record, its event, NOTIFY, the audit entry, COMMIT); this is one: the record,
- * its record.created event and, when made with a key, its audit entry are inserted by a single
+ * the collection, the record, its version, its event, NOTIFY, the audit entry, COMMIT); this is one: the record,
+ * its first version (history/record-versions.ts), its record.created event and, when made with a key, its audit entry are inserted by a single
  * statement, which is a transaction of its own, so they are kept together or not at all.
  *
  * The data must be checked against the collection's active schema version before the statement,
@@ -26,9 +27,10 @@ import { RECORD_COLUMNS, type RecordData } from './record-shape.js';
  * The caller's key, when it was only guessed (keys/key-guess.ts), is checked by the same guard.
  */
 
-/** The rows a create writes: the record, its event, and the audit entry of a key's write (or null). */
+/** The rows a create writes: the record, its first version, its event, and the audit entry of a key's write (or null). */
 export interface CreateRows {
   record: RecordsTable;
+  version: RecordVersionsTable;
   event: Pick<EventsTable, (typeof EVENT_COLUMNS)[number]>;
   audit: AuditLogTable | null;
 }
@@ -41,7 +43,7 @@ const statement = (name: string, tables: { table: string; columns: readonly stri
     return dialect.insertsTogether(guard, keyGuarded ? 4 + KEY_GUARD_PARAMETERS : 4, tables, parameter);
   });
 
-const RECORD_AND_EVENT = [{ table: 'records', columns: RECORD_COLUMNS }, { table: 'events', columns: EVENT_COLUMNS }];
+const RECORD_AND_EVENT = [{ table: 'records', columns: RECORD_COLUMNS }, { table: 'record_versions', columns: VERSION_COLUMNS }, { table: 'events', columns: EVENT_COLUMNS }];
 const AUDITED = [...RECORD_AND_EVENT, { table: 'audit_log', columns: AUDIT_COLUMNS }];
 const createRecordAndEvent = statement('plainbase_create_record', RECORD_AND_EVENT, false);
 const createRecordEventAndAudit = statement('plainbase_create_record_audited', AUDITED, false);
@@ -77,6 +79,7 @@ export async function createInOneStatement<Rows extends CreateRows>(
   const values = rememberedGuardValues(collection);
   if (keyGuarded) values.push(...keyGuardValues(guess.guard));
   for (const column of RECORD_COLUMNS) values.push(rows.record[column]);
+  for (const column of VERSION_COLUMNS) values.push(rows.version[column]);
   for (const column of EVENT_COLUMNS) values.push(rows.event[column]);
   if (rows.audit) for (const column of AUDIT_COLUMNS) values.push(rows.audit[column]);
   if (keyGuarded && !rows.audit) throw new Error('a create by a key writes its audit entry');

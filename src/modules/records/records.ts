@@ -17,6 +17,7 @@ import { attachedFileIdsOf, attachedFileIdsSql, withAttachedFiles } from '../fil
 import { forgetRecordFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { findStoredResponse, storeResponse, type IdempotencyKey, type StoredResponse } from '../idempotency/idempotency.js';
 import { recordChecker } from '../schemas/schema-versions.js';
+import { keepVersion, newVersionRow, type VersionChange } from '../history/record-versions.js';
 import { announceErasure, eraseRecordData, type ErasedRecords } from './erase-record-data.js';
 import { applyMergePatch } from './merge-patch.js';
 import { createInOneStatement } from './one-statement-create.js';
@@ -134,7 +135,13 @@ export async function createRecord(
     const created = await createInOneStatement(deps, context.workspaceId, idOrName, data, (collection, schemaVersion) => {
       const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
       const audit = keyWriteAudit(context, 'record.created', row.id, collection.id);
-      return { record: row, view, event: newEventRow(now, eventOf(collection, 'record.created', view)), audit: audit && newAuditRow(now, context.meta, audit) };
+      return {
+        record: row,
+        version: newVersionRow(row, 'created', now, context),
+        view,
+        event: newEventRow(now, eventOf(collection, 'record.created', view)),
+        audit: audit && newAuditRow(now, context.meta, audit),
+      };
     }, guess);
     if (created) return { status: 201, body: created.view, etag: etagOf(1) };
   }
@@ -146,6 +153,7 @@ export async function createRecord(
       const schemaVersion = (await recordChecker(trx, collection))(data);
       const { row, view } = newRecord(deps, context, collection, data, schemaVersion, now);
       await insertRows(trx, 'records', RECORD_COLUMNS, [row]);
+      await keepVersion(trx, row, 'created', now, context);
       if (files.length > 0) view.files = await attachNewFiles(trx, collection, row.id, files, now);
       await emitEvent(trx, now, eventOf(collection, 'record.created', view));
       await auditKeyWrite(trx, now, context, 'record.created', row.id, collection.id);
@@ -286,7 +294,7 @@ export async function updateRecord(
   context: CollectionContext,
   idOrName: string,
   recordId: string,
-  input: { data: RecordData; mode: 'merge' | 'replace'; ifMatch?: string },
+  input: { data: RecordData; mode: 'merge' | 'replace'; ifMatch?: string; change?: VersionChange },
 ): Promise<VersionedRecord> {
   assertRecordData(input.data);
   const now = deps.clock.now();
@@ -306,6 +314,7 @@ export async function updateRecord(
     // The revision in the condition makes a concurrent writer that read the same revision lose.
     const result = await trx.updateTable('records').set(changes).where('id', '=', current.id).where('revision', '=', current.revision).executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while this update ran; retry.');
+    await keepVersion(trx, { ...current, ...changes }, input.change ?? (input.mode === 'merge' ? 'updated' : 'replaced'), now, context);
     const view = toRecordView(deps.dialect, { ...current, ...changes }, data);
     await emitEvent(trx, now, eventOf(collection, 'record.updated', view));
     await auditKeyWrite(trx, now, context, 'record.updated', current.id, collection.id);
@@ -334,6 +343,7 @@ export async function setRecordTrashed(
     const changes = { trashed_at: trashed ? now.toISOString() : null, revision: current.revision + 1 };
     await trx.updateTable('records').set(changes).where('id', '=', current.id).execute();
     const row = { ...current, ...changes };
+    await keepVersion(trx, row, trashed ? 'trashed' : 'restored', now, context);
     const view = toRecordView(deps.dialect, row);
     await emitEvent(trx, now, eventOf(collection, trashed ? 'record.deleted' : 'record.restored', view));
     await auditKeyWrite(trx, now, context, trashed ? 'record.trashed' : 'record.restored', row.id, collection.id);
