@@ -36,6 +36,8 @@ const PARAMS: Record<string, (world: MatrixWorld, caller: Caller) => string> = {
   col: (world, caller) => world.collections[caller.collection].id,
   rec: (world, caller) => world.collections[caller.collection].recordId,
   version: () => '1',
+  // The record's first version (its creation): every matrix record has one.
+  revision: () => '1',
   key: (world) => world.targets.keyId,
   sa: (world) => world.targets.serviceAccountId,
   personId: (world) => world.targets.personId,

@@ -60,7 +60,7 @@ async function rowsOf(db: Executor, table: string): Promise<string[]> {
   return rows
     .map((row) => {
       const copy: Record<string, unknown> = { ...row };
-      if (table === 'records') copy.data = JSON.parse(copy.data as string);
+      if ((table === 'records' || table === 'record_versions') && typeof copy.data === 'string') copy.data = JSON.parse(copy.data);
       return JSON.stringify(Object.keys(copy).sort().map((column) => [column, copy[column]]), (_key, value) =>
         value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, value[k]])) : value,
       );
