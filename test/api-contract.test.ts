@@ -64,11 +64,12 @@ describeEachEngine('API contract', (engine) => {
 
   it('every list, management lists included, refuses a limit outside 1 to 1000, a cursor it did not make and unknown query fields', async () => {
     const webhook = await owner.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
-    const filled: Record<string, string> = { '{col}': 'leads', '{wh}': webhook.body.id };
+    const record = await owner.post('/v1/collections/leads/records', { data: {} });
+    const filled: Record<string, string> = { '{col}': 'leads', '{wh}': webhook.body.id, '{rec}': record.body.id };
     const lists = await everyList();
     expect(lists).toEqual([
       '/v1/audit-log', '/v1/auth/sessions', '/v1/collections', '/v1/collections/{col}/files', '/v1/collections/{col}/indexes', '/v1/collections/{col}/records',
-      '/v1/collections/{col}/schemas', '/v1/events', '/v1/invites', '/v1/keys', '/v1/members', '/v1/service-accounts', '/v1/webhooks',
+      '/v1/collections/{col}/records/{rec}/versions', '/v1/collections/{col}/schemas', '/v1/events', '/v1/invites', '/v1/keys', '/v1/members', '/v1/service-accounts', '/v1/webhooks',
       '/v1/webhooks/{wh}/deliveries', '/v1/workspaces',
     ]);
     // Positions of other lists, well encoded: a key id, a record list's JSON, a member's time and id.
@@ -90,6 +91,8 @@ describeEachEngine('API contract', (engine) => {
         if (list === '/v1/keys' && cursor === foreign[0]) continue;
         if (list === '/v1/collections/{col}/records' && cursor === foreign[2]) continue;
         if (list === '/v1/collections/{col}/schemas' && cursor === foreign[3]) continue;
+        // A record's versions are paged by revision number, like schema versions.
+        if (list === '/v1/collections/{col}/records/{rec}/versions' && cursor === foreign[3]) continue;
         const reply = await owner.get(`${url}?cursor=${cursor}`);
         expect(reply.status, `${url} cursor=${cursor}`).toBe(400);
         const error = expectError(reply, 400, 'INVALID_REQUEST');

@@ -28,6 +28,8 @@ type Fill = (world: World) => string[];
 interface World {
   collection: string;
   webhookId: string;
+  /** A live record of the collection changed several times: its history is a list too. */
+  recordId: string;
 }
 
 const long = (label: string, length: number) => `${label} ${'x'.repeat(length - label.length - 1)}`;
@@ -40,6 +42,7 @@ const FILLED: Record<string, Fill> = {
   '/v1/keys': () => ['/v1/keys'],
   '/v1/service-accounts': () => ['/v1/service-accounts'],
   '/v1/collections': () => ['/v1/collections', '/v1/collections?trashed=true'],
+  '/v1/collections/{col}/records/{rec}/versions': (w) => [`/v1/collections/${w.collection}/records/${w.recordId}/versions`],
   '/v1/collections/{col}/records': (w) => [`/v1/collections/${w.collection}/records`, `/v1/collections/${w.collection}/records?trashed=true`],
   '/v1/collections/{col}/indexes': (w) => [`/v1/collections/${w.collection}/indexes`],
   '/v1/collections/{col}/schemas': (w) => [`/v1/collections/${w.collection}/schemas`],
@@ -77,13 +80,14 @@ describeEachEngine('every list page is bounded in bytes', (engine) => {
       // The neighbour needs only a few of each to show it never leaks (its collections and records fill its own pages below).
       const few = (count: number) => (client === owner ? count : 2);
       const webhook = await ok(client.post('/v1/webhooks', { url: `${url}?pad=${mark}${'p'.repeat(300)}`, events: ['*'] }));
-      if (client === owner) world = { collection: 'big', webhookId: webhook.id };
       for (let i = 0; i < few(4); i++) await ok(client.post('/v1/webhooks', { url: `${url}?n=${i}&pad=${mark}${'q'.repeat(400)}`, events: ['schema.updated'] }));
       for (let i = 0; i < 12; i++) await ok(client.post('/v1/collections', { name: i === 0 ? 'big' : `c${i}`, settings: { description: long(`${mark} collection ${i}`, 350) } }));
       for (const i of [7, 8, 9, 10, 11]) await ok(client.delete(`/v1/collections/c${i}`), 200);
       const records: string[] = [];
       for (let i = 0; i < 10; i++) records.push((await ok(client.post('/v1/collections/big/records', { data: { i, text: long(`${mark} record ${i}`, 250) } }))).id);
       for (const id of records.slice(0, 4)) await ok(client.delete(`/v1/collections/big/records/${id}`), 200);
+      for (let v = 0; v < few(6); v++) await ok(client.patch(`/v1/collections/big/records/${records[5]}`, { data: { i: 5, text: long(`${mark} version ${v}`, 300) } }), 200);
+      if (client === owner) world = { collection: 'big', webhookId: webhook.id, recordId: records[5]! };
       for (let i = 0; i < few(5); i++) {
         const fields = [1, 2, 3, 4].map((f) => `data.${'f'.repeat(60)}.${'g'.repeat(60)}${i}${f}`);
         await ok(client.post('/v1/collections/big/indexes', { name: `index_${i}_${'n'.repeat(50)}`, fields }));
