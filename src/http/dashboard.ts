@@ -38,6 +38,7 @@ export const DASHBOARD_PAGES = [
   '/webhooks/:id',
   '/members',
   '/audit-log',
+  '/backups',
 ];
 
 /**

@@ -132,8 +132,9 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: keys, service accounts a
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
     const row = keyRow(page, 'CI');
     await row.getByText('Revoked').waitFor();
-    // A revoked key has nothing left to do.
-    expect(await row.getByRole('button').count()).toBe(0);
+    // A revoked key can no longer be rotated or revoked; only its changes can be undone (test/e2e/undo-and-backups.test.ts).
+    expect(await row.getByRole('button', { name: /^(Rotate|Revoke) / }).count()).toBe(0);
+    expect(await row.getByRole('button').allTextContents()).toEqual(['Undo changes…']);
     const refused = await callWithKey(secret, '/v1/me');
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('INVALID_API_KEY');

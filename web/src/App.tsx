@@ -1,6 +1,8 @@
 import type { ComponentType } from 'react';
 import { AccountPage } from './pages/account/AccountPage.js';
+import type { Role } from '../../src/abilities.js';
 import { AuditLogPage } from './pages/audit/AuditLogPage.js';
+import { BackupsPage } from './pages/backups/BackupsPage.js';
 import { InvitePage } from './pages/auth/InvitePage.js';
 import { SetupPage } from './pages/auth/SetupPage.js';
 import { SignInPage } from './pages/auth/SignInPage.js';
@@ -23,7 +25,8 @@ import { RouteGate } from './ui/RouteGate.js';
 
 /**
  * Every page of the dashboard. `public` pages need no session; the others render inside the
- * signed-in layout and, with `ability`, only for roles that have it (src/abilities.ts).
+ * signed-in layout and, with `ability`, only for roles that have it (src/abilities.ts), with `roles`
+ * only for those roles (what no ability names, like the owners' backups).
  * `workspace: false` pages work before any workspace exists. One line per page.
  */
 export interface Route {
@@ -31,6 +34,7 @@ export interface Route {
   page: ComponentType;
   public?: boolean;
   ability?: string;
+  roles?: readonly Role[];
   workspace?: false;
 }
 
@@ -53,6 +57,7 @@ export const routes: Route[] = [
   { path: '/webhooks/:id', page: WebhookPage, ability: 'webhooks:manage' },
   { path: '/members', page: MembersPage, ability: 'members:read' },
   { path: '/audit-log', page: AuditLogPage, ability: 'audit:read' },
+  { path: '/backups', page: BackupsPage, roles: ['owner'] },
 ];
 
 /** The navigation of the signed-in layout; an entry shows only to roles with its ability. One line per entry. */
@@ -64,6 +69,7 @@ export const nav: NavEntry[] = [
   { to: '/webhooks', label: 'Webhooks', ability: 'webhooks:manage' },
   { to: '/members', label: 'People', ability: 'members:read' },
   { to: '/audit-log', label: 'Audit log', ability: 'audit:read' },
+  { to: '/backups', label: 'Backups', roles: ['owner'] },
 ];
 
 export function App(): React.JSX.Element {
@@ -81,7 +87,7 @@ export function App(): React.JSX.Element {
     if (route.public) return <main className="public-page">{page}</main>;
     return (
       <RouteGate needsWorkspace={route.workspace !== false}>
-        <Layout nav={nav} ability={route.ability}>
+        <Layout nav={nav} ability={route.ability} roles={route.roles}>
           {page}
         </Layout>
       </RouteGate>

@@ -73,3 +73,31 @@ export type SubmissionSettingsInput = NonNullable<NonNullable<RequestBody<'/v1/c
 export type SubmissionCounts = Answer<'/v1/collections/{col}/submissions', 'get'>;
 /** Why a submission was refused, as the counts name it. */
 export type SubmissionRefusal = keyof SubmissionCounts['refusedBy'];
+
+// Undo and backups
+/** What `POST /v1/history/revert` takes: whose changes, since when (until when), in which collections, and whether only to count. */
+export interface RevertInput {
+  actor: { type: 'key' | 'person' | 'service_account' | 'anonymous'; id: string };
+  since: string;
+  until?: string;
+  collections?: string[];
+  dryRun?: boolean;
+}
+/** What a revert did (or, with dryRun, would do): counts per kind of change, and the records it left alone with why. */
+export interface RevertResult {
+  reverted: number;
+  trashed: number;
+  restored: number;
+  conflicts: { recordId: string; collectionId: string; reason: string }[];
+  dryRun: boolean;
+}
+/** One backup archive the service keeps. */
+export interface Backup {
+  name: string;
+  size: number;
+  createdAt: string;
+}
+/** What `POST /v1/backups` answers: at least the new backup's name. */
+export interface BackupStarted {
+  name: string;
+}

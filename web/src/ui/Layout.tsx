@@ -1,21 +1,18 @@
 import { Fragment, useEffect, useRef, useState, type ReactNode } from 'react';
-import { ROLE_ABILITIES, type Ability } from '../../../src/abilities.js';
+import { ROLE_ABILITIES, type Ability, type Role } from '../../../src/abilities.js';
 import { WorkspaceSwitcher } from '../pages/workspaces/WorkspaceSwitcher.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useAuth } from '../session.js';
 import { errorText } from '../api.js';
 
-export interface NavEntry {
-  to: string;
-  label: string;
-  ability: string;
-}
+/** A link of the navigation, shown to the roles with its ability, or to the roles it lists. */
+export type NavEntry = { to: string; label: string } & ({ ability: string; roles?: never } | { roles: readonly Role[]; ability?: never });
 
 /**
  * The signed-in frame: the workspace switcher, the navigation (only what the role may use), the
  * person and sign-out. On a narrow screen the navigation folds behind a Menu button.
  */
-export function Layout(props: { nav: NavEntry[]; ability?: string; children: ReactNode }): React.JSX.Element | null {
+export function Layout(props: { nav: NavEntry[]; ability?: string | undefined; roles?: readonly Role[] | undefined; children: ReactNode }): React.JSX.Element | null {
   const { state, signOut } = useAuth();
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
@@ -35,7 +32,9 @@ export function Layout(props: { nav: NavEntry[]; ability?: string; children: Rea
 
   const abilities: ReadonlySet<string> | null = state.workspace ? ROLE_ABILITIES[state.workspace.role] : null;
   const allowed = (ability: string) => abilities?.has(ability as Ability) ?? false;
-  const entries = props.nav.filter((entry) => allowed(entry.ability));
+  const hasRole = (roles: readonly Role[]) => (state.workspace ? roles.includes(state.workspace.role) : false);
+  const entries = props.nav.filter((entry) => (entry.roles ? hasRole(entry.roles) : allowed(entry.ability)));
+  const mayOpen = (!props.ability || allowed(props.ability)) && (!props.roles || hasRole(props.roles));
 
   const doSignOut = async () => {
     setSignOutError(null);
@@ -96,7 +95,7 @@ export function Layout(props: { nav: NavEntry[]; ability?: string; children: Rea
         </nav>
         <main id="content" ref={content} tabIndex={-1} className="content">
           {/* Keyed by workspace: switching starts every page afresh, loading the new workspace's data. */}
-          <Fragment key={state.workspace?.id ?? 'none'}>{props.ability && !allowed(props.ability) ? <NotAllowed /> : props.children}</Fragment>
+          <Fragment key={state.workspace?.id ?? 'none'}>{mayOpen ? props.children : <NotAllowed />}</Fragment>
         </main>
       </div>
     </div>

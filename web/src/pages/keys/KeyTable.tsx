@@ -5,7 +5,8 @@ const STATE_WORDS: Record<ApiKey['state'], string> = { active: 'Active', expired
 
 /**
  * Keys as a table: what tells them apart (name, preview), what they may do, whose they are, their
- * last use and state, and the actions that still apply (an expired or revoked key has none).
+ * last use and state, and the actions that still apply (an expired or revoked key can only have its
+ * changes undone).
  */
 export function KeyTable(props: {
   keys: ApiKey[];
@@ -15,6 +16,8 @@ export function KeyTable(props: {
   mayRotate: (key: ApiKey) => boolean;
   onRotate: (key: ApiKey) => void;
   onRevoke: (key: ApiKey) => void;
+  /** Given to owners and admins: undoing a key's changes, offered on every key (a revoked one above all: it may have leaked). */
+  onUndo?: (key: ApiKey) => void;
 }): React.JSX.Element {
   return (
     <div className="table-wrap">
@@ -94,6 +97,11 @@ export function KeyTable(props: {
                       Revoke
                     </button>
                   </>
+                ) : null}
+                {props.onUndo ? (
+                  <button type="button" onClick={() => props.onUndo?.(key)} aria-label={`Undo changes of ${key.name}`}>
+                    Undo changes…
+                  </button>
                 ) : null}
               </td>
             </tr>

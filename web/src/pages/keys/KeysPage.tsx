@@ -15,6 +15,7 @@ import type { ApiKey, ApiKeyWithSecret, CollectionRef, ServiceAccount } from '..
 import { KeyTable } from './KeyTable.js';
 import { RevealedSecret } from './RevealedSecret.js';
 import { RotateKeyDialog } from './RotateKeyDialog.js';
+import { UndoKeyDialog } from './UndoKeyDialog.js';
 
 /** The names behind the ids a key carries: its collections, its creator, its service account. */
 interface Names {
@@ -24,7 +25,8 @@ interface Names {
 }
 
 /**
- * API keys: create (with only the scopes the person's role may grant), list, rotate, revoke.
+ * API keys: create (with only the scopes the person's role may grant), list, rotate, revoke, and
+ * (owners and admins) undo what a key changed since a moment.
  * Owners and admins see every key of the workspace; everyone else their own (the API decides).
  */
 export function KeysPage(): React.JSX.Element {
@@ -44,6 +46,9 @@ export function KeysPage(): React.JSX.Element {
   const [revealed, setRevealed] = useState<{ title: string; secret: string } | null>(null);
   const [rotating, setRotating] = useState<ApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const [undoing, setUndoing] = useState<ApiKey | null>(null);
+  // Undoing what a caller did is for owners and admins, the ones who see every key.
+  const mayUndo = session.workspace.role === 'owner' || session.workspace.role === 'admin';
 
   const collectionName = (id: string) => names.data?.collections.find((collection) => collection.id === id)?.name ?? id;
   const ownerOf = (key: ApiKey) => {
@@ -115,10 +120,11 @@ export function KeysPage(): React.JSX.Element {
       {keys.loading && keys.items.length === 0 ? <p role="status">Loading keys…</p> : null}
       {!keys.loading && !keys.error && keys.items.length === 0 ? <p className="empty">No keys yet. Create one for each program that calls the API.</p> : null}
       {keys.items.length > 0 ? (
-        <KeyTable keys={keys.items} ownerOf={ownerOf} collectionName={collectionName} mayRotate={mayRotate} onRotate={setRotating} onRevoke={setRevoking} />
+        <KeyTable keys={keys.items} ownerOf={ownerOf} collectionName={collectionName} mayRotate={mayRotate} onRotate={setRotating} onRevoke={setRevoking} onUndo={mayUndo ? setUndoing : undefined} />
       ) : null}
       <Pager hasMore={keys.hasMore} onMore={() => void keys.more()} loading={keys.loading} />
 
+      {undoing ? <UndoKeyDialog key={undoing.id} apiKey={undoing} collectionName={collectionName} onClose={() => setUndoing(null)} /> : null}
       <RotateKeyDialog
         apiKey={rotating}
         onRotated={(key) => {

@@ -1,0 +1,247 @@
+import { useMutation } from '@tanstack/react-query';
+import { useEffect, useId, useRef, useState } from 'react';
+import { api } from '../../api.js';
+import { Link } from '../../router.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Field } from '../../ui/Field.js';
+import { Time } from '../../ui/Time.js';
+import type { ApiKey, RevertInput, RevertResult } from '../../api-types.js';
+
+/** Conflicts listed one a row; past this many the list says how many more there are. */
+const SHOWN_CONFLICTS = 50;
+
+/** Why a record was left alone, in words (the API's reason codes; an unknown one is shown as it is). */
+const REASON_WORDS: Record<string, string> = {
+  changed_by_other: 'changed by someone else since',
+  history_gone: 'its earlier version is no longer kept',
+};
+
+/** A `datetime-local` value (the person's local time, to the second) for a moment. */
+function localInput(date: Date): string {
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/** `datetime-local` input value (the person's local time) to the API's UTC timestamp; undefined when it is not one. */
+function toInstant(local: string): string | undefined {
+  if (!local) return undefined;
+  const date = new Date(local);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** The changes a revert made ("3 records put back"), or would make ("put back 3 records"), as parts of one sentence. */
+function changeWords(result: RevertResult, would: boolean): string[] {
+  const records = (count: number) => plural(count, 'record', 'records');
+  const words: string[] = [];
+  if (result.reverted) words.push(would ? `put back the data of ${records(result.reverted)}` : `the data of ${records(result.reverted)} put back`);
+  if (result.trashed) words.push(would ? `move ${records(result.trashed)} it created to the trash` : `${records(result.trashed)} it created moved to the trash`);
+  if (result.restored) words.push(would ? `restore ${records(result.restored)} it trashed` : `${records(result.restored)} it trashed restored`);
+  return words;
+}
+
+function joinWords(words: string[]): string {
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}
+
+/**
+ * Undoes what one key changed since a moment: the person picks the moment, the service first counts
+ * what would change (a dry run, nothing written) and which records it would leave alone, and only
+ * "Undo these changes" does it. A modal <dialog> like ConfirmDialog: Escape and Cancel close it
+ * (not while it works). Owners and admins only (the API decides; the keys page offers it to them).
+ */
+export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: string) => string; onClose: () => void }): React.JSX.Element {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const key = props.apiKey;
+  const [since, setSince] = useState(() => localInput(new Date(Date.now() - 24 * 3600_000)));
+  const [sinceError, setSinceError] = useState<string | undefined>(undefined);
+  const revert = (dryRun: boolean) => (input: RevertInput) => api<RevertResult>('POST', '/v1/history/revert', { ...input, dryRun });
+  const check = useMutation({ mutationFn: revert(true) });
+  const run = useMutation({ mutationFn: revert(false) });
+  const busy = check.isPending || run.isPending;
+
+  useEffect(() => {
+    const element = dialog.current;
+    if (element && !element.open) element.showModal();
+    return () => element?.close();
+  }, []);
+
+  const input = (): RevertInput | undefined => {
+    const instant = toInstant(since);
+    if (!instant) {
+      setSinceError('Give a date and time.');
+      return undefined;
+    }
+    if (new Date(instant).getTime() > Date.now()) {
+      setSinceError('Give a moment in the past.');
+      return undefined;
+    }
+    setSinceError(undefined);
+    return { actor: { type: 'key', id: key.id }, since: instant };
+  };
+
+  // One error on screen at a time: the last step's (a new step clears the one before).
+  const error = run.error ?? check.error;
+  const checked = check.data;
+  const done = run.data;
+  const shown = done ?? checked;
+  const total = shown ? shown.reverted + shown.trashed + shown.restored : 0;
+
+  return (
+    <dialog
+      ref={dialog}
+      className="dialog undo-dialog"
+      aria-labelledby={titleId}
+      onCancel={(event) => {
+        event.preventDefault();
+        if (!busy) props.onClose();
+      }}
+    >
+      <h2 id={titleId}>Undo the changes of “{key.name}”</h2>
+      {!done ? (
+        <form
+          aria-label="Undo since"
+          onSubmit={(event) => {
+            event.preventDefault();
+            const body = input();
+            if (!body) return;
+            run.reset();
+            check.mutate(body);
+          }}
+        >
+          <p>
+            Every record this key created, changed or trashed since the moment you give goes back to how it was before: its data is put back, records it
+            created go to the trash, records it trashed come back. Records someone else changed after it are left alone and listed.
+          </p>
+          <Field label="Undo changes since" hint="In your local time, to the second. Everything the key did from then until now is undone." error={sinceError}>
+            <input
+              type="datetime-local"
+              step={1}
+              value={since}
+              required
+              disabled={busy}
+              onChange={(event) => {
+                setSince(event.target.value);
+                // A new moment needs a new check before anything is undone.
+                check.reset();
+                run.reset();
+              }}
+            />
+          </Field>
+          {!checked ? (
+            <div className="actions">
+              <button type="button" onClick={props.onClose} disabled={busy}>
+                Cancel
+              </button>
+              <button type="submit" className="primary" disabled={busy} aria-busy={check.isPending}>
+                {check.isPending ? 'Checking…' : 'Check what would be undone'}
+              </button>
+            </div>
+          ) : null}
+        </form>
+      ) : null}
+
+      {shown ? (
+        <section aria-label={done ? 'Undo result' : 'What would be undone'} className="undo-summary">
+          {done ? (
+            <p role="status">
+              <strong>{total === 0 ? 'Nothing was undone.' : `Undone: ${joinWords(changeWords(done, false))}.`}</strong>
+            </p>
+          ) : (
+            <p role="status">
+              {total === 0 ? (
+                <strong>Nothing to undo: this key changed no record since then that can be put back.</strong>
+              ) : (
+                <>
+                  <strong>Undoing would {joinWords(changeWords(shown, true))}.</strong> Nothing has changed yet.
+                </>
+              )}
+            </p>
+          )}
+          <Conflicts result={shown} collectionName={props.collectionName} />
+        </section>
+      ) : null}
+
+      <ErrorText error={error} />
+
+      {checked && !done ? (
+        <div className="actions">
+          <button type="button" autoFocus onClick={props.onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button
+            type="button"
+            className="danger"
+            disabled={busy || total === 0}
+            aria-busy={run.isPending}
+            onClick={() => {
+              const body = input();
+              if (body) run.mutate(body);
+            }}
+          >
+            {run.isPending ? 'Undoing…' : 'Undo these changes'}
+          </button>
+        </div>
+      ) : null}
+      {done ? (
+        <div className="actions">
+          <button type="button" className="primary" autoFocus onClick={props.onClose}>
+            Close
+          </button>
+        </div>
+      ) : null}
+      {key.lastUsedAt && !done ? (
+        <p className="hint">
+          Last used <Time value={key.lastUsedAt} />
+          {key.state === 'active' ? '. If the key leaked, revoke it first, so it changes nothing more while you undo.' : '.'}
+        </p>
+      ) : null}
+    </dialog>
+  );
+}
+
+/** The records a revert left (or would leave) alone, with their collection and why. */
+function Conflicts(props: { result: RevertResult; collectionName: (id: string) => string }): React.JSX.Element | null {
+  const conflicts = props.result.conflicts;
+  if (conflicts.length === 0) return null;
+  return (
+    <>
+      <p>
+        {plural(conflicts.length, 'record', 'records')} {props.result.dryRun ? 'would be left alone' : 'left alone'}:
+      </p>
+      <div className="table-wrap">
+        <table>
+          <caption className="visually-hidden">Records left alone</caption>
+          <thead>
+            <tr>
+              <th scope="col">Record</th>
+              <th scope="col">Collection</th>
+              <th scope="col">Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {conflicts.slice(0, SHOWN_CONFLICTS).map((conflict) => {
+              const collection = props.collectionName(conflict.collectionId);
+              return (
+                <tr key={`${conflict.collectionId}/${conflict.recordId}`}>
+                  <td>
+                    <code>{conflict.recordId}</code>
+                  </td>
+                  <td>
+                    <Link to={`/collections/${encodeURIComponent(collection)}/records`}>{collection}</Link>
+                  </td>
+                  <td>{REASON_WORDS[conflict.reason] ?? conflict.reason}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      {conflicts.length > SHOWN_CONFLICTS ? <p className="hint">And {conflicts.length - SHOWN_CONFLICTS} more.</p> : null}
+    </>
+  );
+}
