@@ -77,7 +77,8 @@ export type SubmissionRefusal = keyof SubmissionCounts['refusedBy'];
 // Undo and backups
 /** What `POST /v1/history/revert` takes: whose changes, since when (until when), in which collections, and whether only to count. */
 export interface RevertInput {
-  actor: { type: 'key' | 'person' | 'service_account' | 'anonymous'; id: string };
+  /** `id` is null for public submissions (anonymous), which carry none. */
+  actor: { type: 'key' | 'person' | 'service_account' | 'anonymous'; id: string | null };
   since: string;
   until?: string;
   collections?: string[];

@@ -47,8 +47,8 @@ export function KeysPage(): React.JSX.Element {
   const [rotating, setRotating] = useState<ApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [undoing, setUndoing] = useState<ApiKey | null>(null);
-  // Undoing what a caller did is for owners and admins, the ones who see every key.
-  const mayUndo = session.workspace.role === 'owner' || session.workspace.role === 'admin';
+  // Undoing what a caller did is for owners and admins: the API asks what deleting records for good asks.
+  const mayUndo = session.can('records:purge');
 
   const collectionName = (id: string) => names.data?.collections.find((collection) => collection.id === id)?.name ?? id;
   const ownerOf = (key: ApiKey) => {

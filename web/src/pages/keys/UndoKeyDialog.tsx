@@ -13,7 +13,9 @@ const SHOWN_CONFLICTS = 50;
 /** Why a record was left alone, in words (the API's reason codes; an unknown one is shown as it is). */
 const REASON_WORDS: Record<string, string> = {
   changed_by_other: 'changed by someone else since',
+  changed_after_window: 'changed again after the time undone',
   history_gone: 'its earlier version is no longer kept',
+  collection_in_trash: 'its collection is in the trash',
 };
 
 /** A `datetime-local` value (the person's local time, to the second) for a moment. */
