@@ -29,6 +29,7 @@ import { registerExportRecords } from './routes/records/export-records.js';
 import { registerGetRecord } from './routes/records/get-record.js';
 import { registerImportRecords } from './routes/records/import-records.js';
 import { registerRestoreRecord } from './routes/records/restore-record.js';
+import { registerRevertActor } from './routes/history/revert-actor.js';
 import { registerGetRecordVersion, registerListRecordVersions, registerRestoreRecordVersion } from './routes/records/record-versions.js';
 import { registerMergeRecord, registerReplaceRecord } from './routes/records/update-record.js';
 import { registerCheckSchemaVersion } from './routes/schemas/check-schema-version.js';
@@ -124,6 +125,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerListRecordVersions,
   registerGetRecordVersion,
   registerRestoreRecordVersion,
+  registerRevertActor,
   registerImportRecords,
   registerExportRecords,
   registerListIndexes,

@@ -1,0 +1,350 @@
+import { CompiledQuery, sql } from 'kysely';
+import type { Deps } from '../../deps.js';
+import { dialectOf } from '../../db/dialect.js';
+import { insertRows } from '../../db/insert-rows.js';
+import type { Executor, RecordVersionsTable } from '../../db/schema.js';
+import { invalidRequest } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { recordAudit, type ActorType } from '../audit/audit.js';
+import { findCollection, type CollectionContext } from '../collections/collections.js';
+import { announceEvents, EVENT_COLUMNS, type EventType } from '../events/outbox.js';
+import { VERSION_COLUMNS, type VersionChange } from '../history/record-versions.js';
+
+/**
+ * Undoing what one caller did (docs/history.md, "Undo what one caller did"): every record of the
+ * workspace that the actor changed in [since, until) goes back to the state it was in before the
+ * actor's first change in that window, i.e. its version (first revision - 1).
+ *
+ * - The actor created it: it goes to the trash.
+ * - Before, it was in the trash: it goes (back) to the trash with that data.
+ * - Otherwise its data and schema version as they were are put back: out of the trash if the
+ *   actor trashed it (`restored`), else as a new revision (`reverted`).
+ * A record changed after the actor's first change by anyone else, or by the actor after the
+ * window, is left alone and listed as a conflict, as is one whose earlier version is no longer
+ * kept. Data put back is the record's own past, stored as it was with that version's schema
+ * version, as a restore from the trash does: it is not checked against today's active schema.
+ *
+ * Work goes in batches of BATCH records, one short transaction each; a record's update carries the
+ * revision read, so a writer that got in between wins and the record becomes a conflict.
+ */
+
+export type RevertActorType = Extract<ActorType, 'key' | 'person' | 'service_account' | 'anonymous'>;
+
+export interface RevertInput {
+  actor: { type: RevertActorType; id: string | null };
+  since: string;
+  until?: string;
+  collections?: readonly string[];
+  dryRun?: boolean;
+}
+
+export type RevertConflictReason = 'changed_by_other' | 'changed_after_window' | 'history_gone' | 'collection_in_trash';
+
+export interface RevertConflict {
+  recordId: string;
+  collectionId: string;
+  reason: RevertConflictReason;
+}
+
+export interface RevertResult {
+  reverted: number;
+  trashed: number;
+  restored: number;
+  conflicts: RevertConflict[];
+  dryRun: boolean;
+}
+
+/** Records per transaction (and per query that reads what to do with them). */
+export const REVERT_BATCH = 1000;
+/** Conflicts listed in one answer at most; further ones are counted in the audit entry only. */
+export const MAX_LISTED_CONFLICTS = 10_000;
+/** Collections one revert may be limited to. */
+export const MAX_REVERT_COLLECTIONS = 100;
+
+/** A time as stored (UTC, milliseconds), or a 400 naming the field. */
+function instant(value: string, field: string): string {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw invalidRequest(`${field} is not a time this service can compare.`, { field });
+  return new Date(ms).toISOString();
+}
+
+/** What one record of a batch is, as the batch query reads it. */
+interface Candidate {
+  record_id: string;
+  collection_id: string;
+  first_revision: number | string;
+  first_change: string;
+  revision: number | string;
+  data: unknown;
+  schema_version: number | string | null;
+  trashed_at: string | null;
+  prev_revision: number | string | null;
+  prev_data: unknown;
+  prev_schema_version: number | string | null;
+  prev_change: string | null;
+  same_data: number | string | boolean;
+  changed_by_other: number | string | boolean;
+  changed_after: number | string | boolean;
+  collection_trashed: number | string | boolean;
+}
+
+/** What the revert does to one record. */
+interface Plan {
+  recordId: string;
+  collectionId: string;
+  /** The revision read: the update holds only if the record is still at it. */
+  revision: number;
+  dataJson: string;
+  schemaVersion: number | null;
+  trashed: boolean;
+  /** Whether data and schema version change (updated_at moves only then). */
+  dataChanges: boolean;
+  change: VersionChange;
+  event: EventType;
+  counted: 'reverted' | 'trashed' | 'restored';
+}
+
+const truthy = (value: number | string | boolean): boolean => value === true || Number(value) === 1;
+const numberOrNull = (value: number | string | null): number | null => (value === null ? null : Number(value));
+
+export async function revertActor(deps: Deps, context: CollectionContext, input: RevertInput): Promise<RevertResult> {
+  const now = deps.clock.now();
+  const since = instant(input.since, 'body.since');
+  // Without until, everything up to the request, its own millisecond included.
+  const until = input.until === undefined ? new Date(now.getTime() + 1).toISOString() : instant(input.until, 'body.until');
+  if (since >= until) throw invalidRequest('since must be before until (until defaults to now).', { field: 'body.since' });
+  if (input.actor.type === 'anonymous' && input.actor.id !== null) {
+    throw invalidRequest('Public submissions carry no actor id: send actor.id null for type anonymous.', { field: 'body.actor.id' });
+  }
+  if (input.actor.type !== 'anonymous' && input.actor.id === null) throw invalidRequest('actor.id is needed for this actor type.', { field: 'body.actor.id' });
+  const refs = [...new Set(input.collections ?? [])];
+  if (refs.length > MAX_REVERT_COLLECTIONS) throw invalidRequest(`At most ${MAX_REVERT_COLLECTIONS} collections.`, { field: 'body.collections', limit: MAX_REVERT_COLLECTIONS });
+  const collectionIds: string[] = [];
+  for (const ref of refs) collectionIds.push((await findCollection(deps.db, context.workspaceId, ref, { includeTrashed: true })).id);
+  const dryRun = input.dryRun === true;
+  const scope: Scope = { workspaceId: context.workspaceId, actorType: input.actor.type, actorId: input.actor.id, since, until, collectionIds: input.collections === undefined ? null : collectionIds };
+
+  const result: RevertResult = { reverted: 0, trashed: 0, restored: 0, conflicts: [], dryRun };
+  let conflictCount = 0;
+  const conflict = (found: RevertConflict) => {
+    conflictCount += 1;
+    if (result.conflicts.length < MAX_LISTED_CONFLICTS) result.conflicts.push(found);
+  };
+  // An empty collections list limits the revert to nothing.
+  const recordIds = scope.collectionIds?.length === 0 ? [] : await changedRecordIds(deps.db, scope);
+  for (let start = 0; start < recordIds.length; start += REVERT_BATCH) {
+    const batch = recordIds.slice(start, start + REVERT_BATCH);
+    const candidates = await readCandidates(deps.db, scope, batch);
+    const plans: Plan[] = [];
+    for (const candidate of candidates) {
+      const outcome = planFor(deps, candidate);
+      if (outcome === null) continue;
+      if ('reason' in outcome) conflict(outcome);
+      else plans.push(outcome);
+    }
+    if (dryRun) {
+      for (const plan of plans) result[plan.counted] += 1;
+      continue;
+    }
+    if (plans.length === 0) continue;
+    const { done, lost } = await deps.db.transaction().execute((trx) => applyPlans(trx, context, plans, now));
+    for (const plan of done) result[plan.counted] += 1;
+    for (const plan of lost) conflict({ recordId: plan.recordId, collectionId: plan.collectionId, reason: 'changed_by_other' });
+  }
+  if (!dryRun) {
+    await recordAudit(deps.db, now, context.meta, {
+      workspaceId: context.workspaceId,
+      actor: context.actor,
+      action: 'history.reverted',
+      target: null,
+      details: {
+        actor: input.actor,
+        since,
+        until,
+        ...(scope.collectionIds === null ? {} : { collections: scope.collectionIds }),
+        reverted: result.reverted,
+        trashed: result.trashed,
+        restored: result.restored,
+        conflicts: conflictCount,
+      },
+    });
+  }
+  return result;
+}
+
+interface Scope {
+  workspaceId: string;
+  actorType: RevertActorType;
+  actorId: string | null;
+  since: string;
+  until: string;
+  collectionIds: string[] | null;
+}
+
+/** The actor's versions in the window: record_versions_actor (migration 0018) holds all of it. */
+const actorVersions = (scope: Scope, alias: string) => {
+  const column = (name: string) => sql.ref(`${alias}.${name}`);
+  return sql.join([
+    sql`${column('workspace_id')} = ${scope.workspaceId}`,
+    sql`${column('actor_type')} = ${scope.actorType}`,
+    scope.actorId === null ? sql`${column('actor_id')} is null` : sql`${column('actor_id')} = ${scope.actorId}`,
+    sql`${column('changed_at')} >= ${scope.since}`,
+    sql`${column('changed_at')} < ${scope.until}`,
+    ...(scope.collectionIds === null ? [] : [sql`${column('collection_id')} in (${sql.join(scope.collectionIds)})`]),
+  ], sql` and `);
+};
+
+/** Every record the actor changed in the window, in id order: one read of the index. */
+async function changedRecordIds(db: Executor, scope: Scope): Promise<string[]> {
+  const { rows } = await sql<{ record_id: string }>`
+    select distinct v.record_id from record_versions v where ${actorVersions(scope, 'v')} order by v.record_id`.execute(db);
+  return rows.map((row) => row.record_id);
+}
+
+/**
+ * One batch of records, all that decides what to do with each in one query: the actor's first
+ * revision in the window and what it was, the record as it is, the version before the first
+ * (absent when history no longer keeps it), and whether anyone else, or the actor after the
+ * window, changed it since.
+ */
+async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): Promise<Candidate[]> {
+  const ids = sql.join(recordIds);
+  const actorIdOrEmpty = scope.actorId ?? '';
+  const { rows } = await sql<Candidate>`
+    with firsts as (
+      select v.record_id, min(v.revision) as first_revision
+      from record_versions v
+      where ${actorVersions(scope, 'v')} and v.record_id in (${ids})
+      group by v.record_id
+    )
+    select f.record_id, r.collection_id, f.first_revision, fv.change as first_change,
+      r.revision, r.data, r.schema_version, r.trashed_at,
+      p.revision as prev_revision, p.data as prev_data, p.schema_version as prev_schema_version, p.change as prev_change,
+      case when p.data = r.data then 1 else 0 end as same_data,
+      case when exists (
+        select 1 from record_versions o
+        where o.workspace_id = ${scope.workspaceId} and o.record_id = f.record_id and o.revision > f.first_revision
+          and (o.actor_type <> ${scope.actorType} or coalesce(o.actor_id, '') <> ${actorIdOrEmpty})
+      ) then 1 else 0 end as changed_by_other,
+      case when exists (
+        select 1 from record_versions o
+        where o.workspace_id = ${scope.workspaceId} and o.record_id = f.record_id and o.revision > f.first_revision and o.changed_at >= ${scope.until}
+      ) then 1 else 0 end as changed_after,
+      case when c.trashed_at is null then 0 else 1 end as collection_trashed
+    from firsts f
+    join records r on r.workspace_id = ${scope.workspaceId} and r.id = f.record_id
+    join collections c on c.id = r.collection_id
+    join record_versions fv on fv.workspace_id = ${scope.workspaceId} and fv.record_id = f.record_id and fv.revision = f.first_revision
+    left join record_versions p on p.workspace_id = ${scope.workspaceId} and p.record_id = f.record_id and p.revision = f.first_revision - 1
+    order by f.record_id`.execute(db);
+  return rows;
+}
+
+/** What to do with one record: null for nothing (it is as it was), a conflict, or a plan. */
+function planFor(deps: Deps, row: Candidate): Plan | RevertConflict | null {
+  const recordId = row.record_id;
+  const collectionId = row.collection_id;
+  const laterChange = (): RevertConflict | null => {
+    if (truthy(row.changed_by_other)) return { recordId, collectionId, reason: 'changed_by_other' };
+    if (truthy(row.changed_after)) return { recordId, collectionId, reason: 'changed_after_window' };
+    return null;
+  };
+  const isTrashed = row.trashed_at !== null;
+  const currentJson = deps.dialect.jsonText(row.data);
+  const currentSchema = numberOrNull(row.schema_version);
+  const base = { recordId, collectionId, revision: Number(row.revision) };
+  let target: { dataJson: string; schemaVersion: number | null; trashed: boolean; sameData: boolean };
+  if (row.first_change === 'created') {
+    // Before the actor, the record did not exist: the nearest is the trash, data as it is.
+    target = { dataJson: currentJson, schemaVersion: currentSchema, trashed: true, sameData: true };
+  } else {
+    if (row.prev_revision === null) return laterChange() ?? { recordId, collectionId, reason: 'history_gone' };
+    const prevSchema = numberOrNull(row.prev_schema_version);
+    const sameData = prevSchema === currentSchema && truthy(row.same_data);
+    target = { dataJson: sameData ? currentJson : deps.dialect.jsonText(row.prev_data), schemaVersion: prevSchema, trashed: row.prev_change === 'trashed', sameData };
+  }
+  // Already as it was (run twice, or put back by hand): nothing to do, whoever wrote since.
+  if (target.trashed === isTrashed && target.sameData) return null;
+  const later = laterChange();
+  if (later) return later;
+  if (truthy(row.collection_trashed)) return { recordId, collectionId, reason: 'collection_in_trash' };
+  const dataChanges = !target.sameData;
+  if (target.trashed && !isTrashed) return { ...base, ...target, dataChanges, change: 'trashed', event: 'record.deleted', counted: 'trashed' };
+  if (!target.trashed && isTrashed) return { ...base, ...target, dataChanges, change: 'restored', event: 'record.restored', counted: 'restored' };
+  // Same place (both in the trash, or both not), other data.
+  return { ...base, ...target, dataChanges, change: 'reverted', event: 'record.updated', counted: 'reverted' };
+}
+
+/** Updates statement texts by engine and shape; the revision read is in the condition. */
+const updateTexts = new Map<string, string>();
+
+function updateText(executor: Executor, dataChanges: boolean): string {
+  const dialect = dialectOf(executor);
+  const key = `${dialect.engine} ${dataChanges}`;
+  let text = updateTexts.get(key);
+  if (text === undefined) {
+    let n = 0;
+    const p = () => dialect.parameter(++n);
+    const sets = dataChanges
+      ? `data = ${p()}, schema_version = ${p()}, updated_at = ${p()}, trashed_at = ${p()}, revision = ${p()}`
+      : `trashed_at = ${p()}, revision = ${p()}`;
+    text = `update records set ${sets} where workspace_id = ${p()} and id = ${p()} and revision = ${p()} returning updated_at, created_at`;
+    updateTexts.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * Writes one batch's plans in one transaction: each record's update (only if it is still at the
+ * revision read), then the versions and events of those that held, in multi-row inserts.
+ */
+async function applyPlans(trx: Executor, context: CollectionContext, plans: Plan[], now: Date): Promise<{ done: Plan[]; lost: Plan[] }> {
+  const at = now.toISOString();
+  const done: Plan[] = [];
+  const lost: Plan[] = [];
+  const versions: RecordVersionsTable[] = [];
+  const events: { id: string; workspace_id: string; collection_id: string; type: string; data: string; created_at: string }[] = [];
+  const withData = updateText(trx, true);
+  const withoutData = updateText(trx, false);
+  const time = now.getTime();
+  for (const plan of plans) {
+    const trashedAt = plan.trashed ? at : null;
+    const revision = plan.revision + 1;
+    const parameters = plan.dataChanges
+      ? [plan.dataJson, plan.schemaVersion, at, trashedAt, revision, context.workspaceId, plan.recordId, plan.revision]
+      : [trashedAt, revision, context.workspaceId, plan.recordId, plan.revision];
+    const { rows } = await trx.executeQuery(CompiledQuery.raw(plan.dataChanges ? withData : withoutData, parameters));
+    if (rows.length === 0) {
+      lost.push(plan);
+      continue;
+    }
+    done.push(plan);
+    versions.push({
+      workspace_id: context.workspaceId,
+      collection_id: plan.collectionId,
+      record_id: plan.recordId,
+      revision,
+      data: plan.dataJson,
+      schema_version: plan.schemaVersion,
+      change: plan.change,
+      changed_at: at,
+      actor_type: context.actor.type,
+      actor_id: context.actor.id,
+      actor_name: context.actor.name,
+      request_id: context.meta.requestId,
+    });
+    // The same data as any write's event, {record: {id, data}}, around the data as stored.
+    events.push({
+      id: newId('evt', time),
+      workspace_id: context.workspaceId,
+      collection_id: plan.collectionId,
+      type: plan.event,
+      data: `{"record":{"id":"${plan.recordId}","data":${plan.dataJson}}}`,
+      created_at: at,
+    });
+  }
+  await insertRows(trx, 'record_versions', VERSION_COLUMNS, versions);
+  await insertRows(trx, 'events', EVENT_COLUMNS, events);
+  if (events.length > 0) await announceEvents(trx);
+  return { done, lost };
+}
