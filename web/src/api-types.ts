@@ -76,22 +76,9 @@ export type SubmissionRefusal = keyof SubmissionCounts['refusedBy'];
 
 // Undo and backups
 /** What `POST /v1/history/revert` takes: whose changes, since when (until when), in which collections, and whether only to count. */
-export interface RevertInput {
-  /** `id` is null for public submissions (anonymous), which carry none. */
-  actor: { type: 'key' | 'person' | 'service_account' | 'anonymous'; id: string | null };
-  since: string;
-  until?: string;
-  collections?: string[];
-  dryRun?: boolean;
-}
+export type RevertInput = RequestBody<'/v1/history/revert', 'post'>;
 /** What a revert did (or, with dryRun, would do): counts per kind of change, and the records it left alone with why. */
-export interface RevertResult {
-  reverted: number;
-  trashed: number;
-  restored: number;
-  conflicts: { recordId: string; collectionId: string; reason: string }[];
-  dryRun: boolean;
-}
+export type RevertResult = Answer<'/v1/history/revert', 'post'>;
 /** One backup archive the service keeps. */
 export interface Backup {
   name: string;
