@@ -9,6 +9,8 @@ import type { ApiKey, RevertInput, RevertResult } from '../../api-types.js';
 
 /** Conflicts listed one a row; past this many the list says how many more there are. */
 const SHOWN_CONFLICTS = 50;
+/** The most conflicts the service lists in one answer (docs/history.md); a list this long may have left some out. */
+const LISTED_AT_MOST = 10_000;
 
 /** Why a record was left alone, in words (the API's reason codes; an unknown one is shown as it is). */
 const REASON_WORDS: Record<string, string> = {
@@ -213,7 +215,8 @@ function Conflicts(props: { result: RevertResult; collectionName: (id: string) =
   return (
     <>
       <p>
-        {plural(conflicts.length, 'record', 'records')} {props.result.dryRun ? 'would be left alone' : 'left alone'}:
+        {conflicts.length >= LISTED_AT_MOST ? `At least ${LISTED_AT_MOST.toLocaleString()} records` : plural(conflicts.length, 'record', 'records')}{' '}
+        {props.result.dryRun ? 'would be left alone' : 'left alone'}:
       </p>
       <div className="table-wrap">
         <table>
