@@ -15,6 +15,7 @@ import { SubmissionCounts } from './modules/submissions/submission-counts.js';
 import { SubmissionLimits } from './modules/submissions/submission-limits.js';
 import type { Services } from './services.js';
 import { SpoolQuota } from './spool-quota.js';
+import { makeArchiveShelf } from './storage/archive-shelf.js';
 import { closeFileStore, makeFileStore } from './storage/store-for.js';
 
 /**
@@ -34,6 +35,7 @@ function buildServices(deps: Deps): Services {
   return {
     exportSpool: new SpoolQuota(),
     fileStore: makeFileStore(deps.config),
+    archiveShelf: makeArchiveShelf(deps.config),
     webhookSender: new LazySender(deps),
     captchaClient: new LazyCaptchaClient(deps),
     eventHub: new EventHub(deps, { keepBytes: deps.config.streamHubBytes }),
@@ -54,5 +56,5 @@ function buildServices(deps: Deps): Services {
  * have both stopped: the app alone must not, or the worker's last attempts lose their connections.
  */
 export async function closeServices(deps: Pick<Deps, 'services'>): Promise<void> {
-  await Promise.all([closeSender(deps), deps.services.captchaClient.close(), closeFileStore(deps)]);
+  await Promise.all([closeSender(deps), deps.services.captchaClient.close(), closeFileStore(deps), deps.services.archiveShelf.close()]);
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Cron } from 'croner';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { describePasswordProblem, passwordProblem } from './password-rules.js';
@@ -122,6 +123,10 @@ export interface Config {
   metricsToken: string | null;
   /** Where file content goes: an S3-compatible bucket, or null for the disk under the data folder. */
   s3: S3Settings | null;
+  /** When the service takes a backup by itself: a five-field cron pattern read in UTC; null: never. */
+  backupSchedule: string | null;
+  /** Backups kept where they go (the newest); older ones are deleted after each new one. */
+  backupKeep: number;
 }
 
 export type TrustProxy = boolean | { hops: number } | { addresses: string[] };
@@ -185,6 +190,26 @@ const trustProxy = z.string().transform((value, context): TrustProxy => {
     code: 'custom',
     message: `must be true, a number of proxies from 1 to 100, or a comma-separated list of proxy addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1${bad !== text ? ` (${JSON.stringify(bad)} is none of these)` : ''}`,
   });
+  return z.NEVER;
+});
+
+/**
+ * A cron pattern of five fields (minute hour day-of-month month day-of-week), or a nickname such
+ * as @daily, read in UTC, that has a next time: checked at start so a typo is not a silent "never".
+ */
+const cronSchedule = z.string().transform((value, context): string => {
+  const pattern = value.trim();
+  let problem: string | null = null;
+  if (!/\s/.test(pattern) && !pattern.startsWith('@')) problem = 'it is not a pattern';
+  else {
+    try {
+      if (!new Cron(pattern, { timezone: 'UTC', mode: '5-part' }).nextRun()) problem = 'it never comes due';
+    } catch (error) {
+      problem = (error as Error).message.replace(/^CronPattern: /, '');
+    }
+  }
+  if (problem === null) return pattern;
+  context.addIssue({ code: 'custom', message: `must be a cron schedule of five fields (minute hour day month weekday, in UTC) such as "0 3 * * *", or @daily / @hourly (${problem})` });
   return z.NEVER;
 });
 
@@ -467,6 +492,14 @@ export const VARIABLES = {
     parse: wholeNumber(0, 5 * 1024 ** 4).default(10 * 1024 ** 2),
     default: '10485760',
   },
+  BACKUP_SCHEDULE: {
+    parse: cronSchedule.optional(),
+    default: '(none)',
+  },
+  BACKUP_KEEP: {
+    parse: wholeNumber(1, 10_000).default(7),
+    default: '7',
+  },
   HISTORY_DAYS: {
     parse: wholeNumber(1, 36_500).default(30),
     default: '30',
@@ -632,6 +665,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     exportStallMs: v.EXPORT_STALL_SECONDS * 1000,
     metricsToken: v.METRICS_TOKEN ?? null,
     s3,
+    backupSchedule: v.BACKUP_SCHEDULE ?? null,
+    backupKeep: v.BACKUP_KEEP,
   };
 }
 

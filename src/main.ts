@@ -61,6 +61,8 @@ export async function serve(config: Config): Promise<void> {
   const worker = config.worker ? new (await import('./worker/delivery-worker.js')).DeliveryWorker(deps, { log, leaseMs: config.webhookClaimSeconds * 1000 }) : null;
   // Expired sessions, invites and idempotency answers go in the worker process, at start and then on a schedule.
   const housekeeper = config.worker ? new (await import('./worker/housekeeping.js')).Housekeeper(deps, log) : null;
+  // Scheduled backups, in every worker process: each tick is taken by one of them (docs/backups.md).
+  const backupSchedule = config.worker && config.backupSchedule ? new (await import('./worker/backup-schedule.js')).BackupSchedule(deps, config.backupSchedule, log) : null;
 
   let stopping = false;
   // A keep-alive connection would hold the shutdown open after its last answer; answers sent while
@@ -90,11 +92,14 @@ export async function serve(config: Config): Promise<void> {
       // Webhook attempts cut short here are not lost: their lease runs out and another round retries them.
       const workerStopped = worker ? Promise.race([worker.stop(), delay(DRAIN_LIMIT_MS)]) : null;
       const housekeeperStopped = housekeeper ? Promise.race([housekeeper.stop(), delay(DRAIN_LIMIT_MS)]) : null;
+      // A backup cut short leaves no archive; its run is let go by the next claim (modules/backups/backup-runs.ts).
+      const backupsStopped = backupSchedule ? Promise.race([backupSchedule.stop(), delay(DRAIN_LIMIT_MS)]) : null;
       await app.close();
       clearTimeout(drainLimit);
       clearInterval(reapIdle);
       await workerStopped;
       await housekeeperStopped;
+      await backupsStopped;
       await closeServices(deps);
       await storage.close();
     } catch (error) {
@@ -122,6 +127,7 @@ export async function serve(config: Config): Promise<void> {
   }
   worker?.start();
   housekeeper?.start();
+  backupSchedule?.start();
   trimMemoryWhenIdle();
   log.info({ worker: worker !== null, engine: config.database.engine, database, publicUrl: config.publicUrl, env: config.env }, 'Plainbase is running');
   if (setupToken) {

@@ -299,7 +299,24 @@ export interface SubmissionCountsTable {
   invalid: number;
 }
 
+/** A backup the service takes or took (modules/backups/backup-runs.ts). */
+export interface BackupRunsTable {
+  /** The archive's name, `plainbase-<time>.tar`. */
+  name: string;
+  trigger: 'schedule' | 'request';
+  /** 1 while the backup is written, null after: unique, so one runs at a time. */
+  running: number | null;
+  /** Who asked for it (a request), null for the schedule. */
+  person_id: string | null;
+  started_at: string;
+  /** Moved on while it runs: a run whose process died stops counting as running. */
+  alive_at: string;
+  finished_at: string | null;
+  failure: string | null;
+}
+
 export interface Database {
+  backup_runs: BackupRunsTable;
   record_versions: RecordVersionsTable;
   submission_counts: SubmissionCountsTable;
   event_imports: EventImportsTable;

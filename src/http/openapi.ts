@@ -29,6 +29,7 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'files', description: 'File uploads, downloads (Range, ETag) and attachment to records.' },
   { name: 'webhooks', description: 'Signed deliveries of events to your receivers, with retries and a delivery log.' },
   { name: 'events', description: 'The event feed and its live stream (server-sent events).' },
+  { name: 'backups', description: 'Archives of the whole service, taken on a schedule or on request; for the first owner only.' },
   { name: 'operations', description: 'Health, readiness, metrics and this document; no credential.' },
 ];
 

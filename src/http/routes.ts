@@ -8,6 +8,7 @@ import { registerCompleteSetup, registerGetSetup } from './routes/auth/setup.js'
 import { registerSignIn } from './routes/auth/sign-in.js';
 import { registerSignOut } from './routes/auth/sign-out.js';
 import { registerListAuditLog } from './routes/audit-log/list-audit-log.js';
+import { registerDownloadBackup, registerListBackups, registerStartBackup } from './routes/backups/backup-routes.js';
 import { registerAcceptInvite } from './routes/invites/accept-invite.js';
 import { registerCreateInvite } from './routes/invites/create-invite.js';
 import { registerListInvites } from './routes/invites/list-invites.js';
@@ -158,4 +159,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerReplayDelivery,
   registerListEvents,
   registerStreamEvents,
+  registerListBackups,
+  registerStartBackup,
+  registerDownloadBackup,
 ];

@@ -11,6 +11,23 @@ import { checkKey, type ByteRange, type FileStore } from './file-store.js';
 const PART_BYTES = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
 
+/** A client for the configured bucket (the file store's and the backups' shelf's). */
+export function makeS3Client(settings: S3Settings): S3Client {
+  return new S3Client({
+    region: settings.region,
+    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+    forcePathStyle: settings.forcePathStyle,
+    ...(settings.accessKeyId && settings.secretAccessKey
+      ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } }
+      : {}),
+    // Recent SDKs add CRC32 checksums to every upload (aws-chunked bodies with trailers), which
+    // many S3-compatible stores do not understand. Plainbase checks content itself (SHA-256),
+    // so checksums are sent and checked only where an operation requires them.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
 /**
  * Files in an S3 bucket (AWS or any S3-compatible store), through the AWS SDK. An object appears
  * only when its upload completes, so a failed upload leaves no object; its parts are aborted.
@@ -21,19 +38,7 @@ export class S3Store implements FileStore {
 
   constructor(settings: S3Settings) {
     this.bucket = settings.bucket;
-    this.client = new S3Client({
-      region: settings.region,
-      ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-      forcePathStyle: settings.forcePathStyle,
-      ...(settings.accessKeyId && settings.secretAccessKey
-        ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } }
-        : {}),
-      // Recent SDKs add CRC32 checksums to every upload (aws-chunked bodies with trailers), which
-      // many S3-compatible stores do not understand. Plainbase checks content itself (SHA-256),
-      // so checksums are sent and checked only where an operation requires them.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    this.client = makeS3Client(settings);
   }
 
   async write(key: string, source: Readable): Promise<void> {

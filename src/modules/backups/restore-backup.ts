@@ -6,6 +6,7 @@ import type { Storage } from '../../db/connect.js';
 import { migrateStorage } from '../../db/migrate.js';
 import type { Executor } from '../../db/schema.js';
 import type { FileStore } from '../../storage/file-store.js';
+import { recordAudit } from '../audit/audit.js';
 import { buildStoredIndexes } from '../indexes/indexes.js';
 import { holdRestoredWebhooks } from '../webhooks/restored-webhooks.js';
 import { BACKUP_TABLES, MANIFEST, MANIFEST_SUM, filePart, manifestSchema, sha256OfFile, tablePart, type BackupManifest } from './backup-format.js';
@@ -31,7 +32,8 @@ export interface RestoreSummary {
  *    database that has any workspace or person;
  * 3. writes the files into the store (content only; a failure later leaves bytes no row names,
  *    identical to the archive's, and nothing else);
- * 4. writes every table in one transaction, builds the record indexes, and, unless `deliver`,
+ * 4. writes every table in one transaction, builds the record indexes, adds the audit entry
+ *    `backup.restored` (no workspace), and, unless `deliver`,
  *    turns every webhook off (reason `restored`) so that nothing is sent before a person says so.
  */
 export async function restoreBackup(storage: Storage, store: FileStore, archive: string, options: { workDir: string; deliver: boolean; now: Date }): Promise<RestoreSummary> {
@@ -48,6 +50,14 @@ export async function restoreBackup(storage: Storage, store: FileStore, archive:
       await checkEmpty(trx);
       for (const table of BACKUP_TABLES) await insertTable(trx, table, manifest.tables[table], path.join(work, tablePart(table)));
       await buildStoredIndexes(trx, storage.dialect);
+      // An instance-wide entry (no workspace): which archive filled this database, and when.
+      await recordAudit(trx, options.now, { ip: null, userAgent: null, requestId: null }, {
+        workspaceId: null,
+        actor: { type: 'system', id: null, name: 'plainbase restore' },
+        action: 'backup.restored',
+        target: { type: 'backup', id: path.basename(archive) },
+        details: { takenAt: manifest.createdAt, engine: manifest.engine, deliver: options.deliver },
+      });
       return options.deliver ? 0 : holdRestoredWebhooks(trx, options.now);
     });
     return { manifest, heldWebhooks };

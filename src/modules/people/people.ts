@@ -21,6 +21,11 @@ export async function findPersonById(executor: Executor, id: string): Promise<Pe
   return executor.selectFrom('people').select(['id', 'email', 'name']).where('id', '=', id).executeTakeFirst();
 }
 
+/** The person made first (the first owner, at setup): the earliest created, the smaller id on a tie. */
+export async function findFirstPerson(executor: Executor): Promise<Person | undefined> {
+  return executor.selectFrom('people').select(['id', 'email', 'name']).orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+}
+
 export async function countPeople(executor: Executor): Promise<number> {
   const row = await executor.selectFrom('people').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
   return Number(row.count);

@@ -83,6 +83,12 @@ export async function listWorkspaces(executor: Executor, personId: string, page?
   return rows.map((row) => ({ id: row.id, name: row.name, role: row.role as Role, createdAt: row.created_at }));
 }
 
+/** Whether the person owns at least one workspace. */
+export async function ownsAnyWorkspace(executor: Executor, personId: string): Promise<boolean> {
+  const row = await executor.selectFrom('memberships').select('workspace_id').where('person_id', '=', personId).where('role', '=', 'owner').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 const findMembershipRole = directQuery<{ role: string }>('plainbase_find_role', (parameter) => `
   select role from memberships where workspace_id = ${parameter(1)} and person_id = ${parameter(2)}`);
 
