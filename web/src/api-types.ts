@@ -80,12 +80,6 @@ export type RevertInput = RequestBody<'/v1/history/revert', 'post'>;
 /** What a revert did (or, with dryRun, would do): counts per kind of change, and the records it left alone with why. */
 export type RevertResult = Answer<'/v1/history/revert', 'post'>;
 /** One backup archive the service keeps. */
-export interface Backup {
-  name: string;
-  size: number;
-  createdAt: string;
-}
-/** What `POST /v1/backups` answers: at least the new backup's name. */
-export interface BackupStarted {
-  name: string;
-}
+export type Backup = ItemOf<'/v1/backups'>;
+/** What `POST /v1/backups` answers: the name the archive will have; it is listed once written whole. */
+export type BackupStarted = Answer<'/v1/backups', 'post'>;

@@ -24,9 +24,10 @@ type Cursor = string | undefined;
  * when the page opens or `key` changes (a filter), the next ones on "Load more". `fetchPage` gets
  * the query's AbortSignal, so a page left or a filter changed mid-load cancels the request. A
  * first page that fails empties the list, so the error never stands beside an older list; a
- * "Load more" that fails keeps what was shown.
+ * "Load more" that fails keeps what was shown. `refreshEveryMs` loads the pages shown again that
+ * often, while the page waits for something to appear in the list (a backup being written).
  */
-export function usePagedQuery<T>(key: readonly unknown[], fetchPage: (cursor: Cursor, signal: AbortSignal) => Promise<Page<T>>): Paged<T> {
+export function usePagedQuery<T>(key: readonly unknown[], fetchPage: (cursor: Cursor, signal: AbortSignal) => Promise<Page<T>>, options: { refreshEveryMs?: number } = {}): Paged<T> {
   const queryKey = useWorkspaceKey(key);
   const client = useQueryClient();
   const query = useInfiniteQuery({
@@ -34,6 +35,7 @@ export function usePagedQuery<T>(key: readonly unknown[], fetchPage: (cursor: Cu
     queryFn: ({ pageParam, signal }) => fetchPage(pageParam, signal),
     initialPageParam: undefined as Cursor,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
+    ...(options.refreshEveryMs === undefined ? {} : { refetchInterval: options.refreshEveryMs }),
   });
   const pages = query.data?.pages ?? [];
   const failedFirst = query.isError && !query.isFetchNextPageError;
