@@ -65,26 +65,26 @@ type Trigger = 'schedule' | 'request';
 /**
  * Claims a run: one row, with `running` set, inserted only if no row has its name (a tick
  * another process took) and none is running (its unique index). Runs whose process died are
- * let go first. The claim and its audit entry commit together.
+ * let go first. The claim is one statement, and so is its audit entry after it: on SQLite a
+ * transaction held across the two would make another process's claim wait on the file lock
+ * (and, for two apps in one process, wait synchronously on the very thread that must commit it).
  */
 async function claimRun(deps: Deps, name: string, trigger: Trigger, actor: Actor, meta: RequestMeta): Promise<boolean> {
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('backup_runs')
-      .set({ running: null, finished_at: now.toISOString(), failure: 'its process stopped while it ran' })
-      .where('running', '=', 1)
-      .where('alive_at', '<', new Date(now.getTime() - RUN_DEAD_AFTER_MS).toISOString())
-      .execute();
-    const inserted = await trx
-      .insertInto('backup_runs')
-      .values({ name, trigger, running: 1, person_id: actor.type === 'person' ? actor.id : null, started_at: now.toISOString(), alive_at: now.toISOString(), finished_at: null, failure: null })
-      .onConflict((onConflict) => onConflict.doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
-    await recordAudit(trx, now, meta, { workspaceId: null, actor, action: 'backup.started', target: { type: 'backup', id: name }, details: { trigger } });
-    return true;
-  });
+  await deps.db
+    .updateTable('backup_runs')
+    .set({ running: null, finished_at: now.toISOString(), failure: 'its process stopped while it ran' })
+    .where('running', '=', 1)
+    .where('alive_at', '<', new Date(now.getTime() - RUN_DEAD_AFTER_MS).toISOString())
+    .execute();
+  const inserted = await deps.db
+    .insertInto('backup_runs')
+    .values({ name, trigger, running: 1, person_id: actor.type === 'person' ? actor.id : null, started_at: now.toISOString(), alive_at: now.toISOString(), finished_at: null, failure: null })
+    .onConflict((onConflict) => onConflict.doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+  await recordAudit(deps.db, now, meta, { workspaceId: null, actor, action: 'backup.started', target: { type: 'backup', id: name }, details: { trigger } });
+  return true;
 }
 
 async function runningBackup(executor: Executor): Promise<string | null> {
