@@ -1,4 +1,4 @@
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { dialectOf } from '../../db/dialect.js';
 import { insertRows } from '../../db/insert-rows.js';
@@ -99,7 +99,7 @@ interface Plan {
   trashed: boolean;
   /** Whether data and schema version change (updated_at moves only then). */
   dataChanges: boolean;
-  change: VersionChange;
+  change: Extract<VersionChange, 'reverted' | 'trashed' | 'restored'>;
   event: EventType;
   counted: 'reverted' | 'trashed' | 'restored';
 }
@@ -275,76 +275,73 @@ function planFor(deps: Deps, row: Candidate): Plan | RevertConflict | null {
   return { ...base, ...target, dataChanges, change: 'reverted', event: 'record.updated', counted: 'reverted' };
 }
 
-/** Updates statement texts by engine and shape; the revision read is in the condition. */
-const updateTexts = new Map<string, string>();
-
-function updateText(executor: Executor, dataChanges: boolean): string {
-  const dialect = dialectOf(executor);
-  const key = `${dialect.engine} ${dataChanges}`;
-  let text = updateTexts.get(key);
-  if (text === undefined) {
-    let n = 0;
-    const p = () => dialect.parameter(++n);
-    const sets = dataChanges
-      ? `data = ${p()}, schema_version = ${p()}, updated_at = ${p()}, trashed_at = ${p()}, revision = ${p()}`
-      : `trashed_at = ${p()}, revision = ${p()}`;
-    text = `update records set ${sets} where workspace_id = ${p()} and id = ${p()} and revision = ${p()} returning updated_at, created_at`;
-    updateTexts.set(key, text);
-  }
-  return text;
+/** `x in (…)` of a list of strings bound as one JSON value (Dialect.jsonArrayTexts), so any length is one parameter. */
+function jsonList(executor: Executor, values: readonly string[]) {
+  const [before, after] = dialectOf(executor).jsonArrayTexts('\u0000').split('\u0000') as [string, string];
+  return sql`${sql.raw(before)}${JSON.stringify(values)}${sql.raw(after)}`;
 }
 
 /**
- * Writes one batch's plans in one transaction: each record's update (only if it is still at the
- * revision read), then the versions and events of those that held, in multi-row inserts.
+ * Writes one batch's plans in one transaction, a few set-based statements whatever its size:
+ * 1. the records are read again, locked where the engine locks rows (SQLite's one connection runs
+ *    one transaction at a time): those no longer at the revision read lost a race to another
+ *    writer, and are left as they are;
+ * 2. the versions of the others, the state each is given, in one multi-row insert;
+ * 3. their rows, one update per kind of change (data put back, to the trash, out of it), the
+ *    data copied from the versions just written;
+ * 4. their events in one multi-row insert.
  */
 async function applyPlans(trx: Executor, context: CollectionContext, plans: Plan[], now: Date): Promise<{ done: Plan[]; lost: Plan[] }> {
   const at = now.toISOString();
-  const done: Plan[] = [];
-  const lost: Plan[] = [];
-  const versions: RecordVersionsTable[] = [];
-  const events: { id: string; workspace_id: string; collection_id: string; type: string; data: string; created_at: string }[] = [];
-  const withData = updateText(trx, true);
-  const withoutData = updateText(trx, false);
+  const lock = dialectOf(trx).supportsRowLocks ? sql`for update` : sql``;
+  const { rows: current } = await sql<{ id: string; revision: number | string }>`
+    select id, revision from records
+    where workspace_id = ${context.workspaceId} and id in (${jsonList(trx, plans.map((plan) => plan.recordId))}) ${lock}`.execute(trx);
+  const revisions = new Map(current.map((row) => [row.id, Number(row.revision)]));
+  const held = new Set(plans.filter((plan) => revisions.get(plan.recordId) === plan.revision).map((plan) => plan.recordId));
+  const done = plans.filter((plan) => held.has(plan.recordId));
+  const lost = plans.filter((plan) => !held.has(plan.recordId));
+  if (done.length === 0) return { done, lost };
   const time = now.getTime();
-  for (const plan of plans) {
-    const trashedAt = plan.trashed ? at : null;
-    const revision = plan.revision + 1;
-    const parameters = plan.dataChanges
-      ? [plan.dataJson, plan.schemaVersion, at, trashedAt, revision, context.workspaceId, plan.recordId, plan.revision]
-      : [trashedAt, revision, context.workspaceId, plan.recordId, plan.revision];
-    const { rows } = await trx.executeQuery(CompiledQuery.raw(plan.dataChanges ? withData : withoutData, parameters));
-    if (rows.length === 0) {
-      lost.push(plan);
-      continue;
+  await insertRows(trx, 'record_versions', VERSION_COLUMNS, done.map((plan): RecordVersionsTable => ({
+    workspace_id: context.workspaceId,
+    collection_id: plan.collectionId,
+    record_id: plan.recordId,
+    revision: plan.revision + 1,
+    data: plan.dataJson,
+    schema_version: plan.schemaVersion,
+    change: plan.change,
+    changed_at: at,
+    actor_type: context.actor.type,
+    actor_id: context.actor.id,
+    actor_name: context.actor.name,
+    request_id: context.meta.requestId,
+  })));
+  // The data put back is copied from the version just written (revision + 1: SET reads the row
+  // as it was), not sent a second time.
+  const fromVersion = (column: 'data' | 'schema_version') => sql`(
+    select v.${sql.ref(column)} from record_versions v
+    where v.workspace_id = records.workspace_id and v.record_id = records.id and v.revision = records.revision + 1)`;
+  const trashedAt = { reverted: sql`trashed_at`, trashed: sql`${at}`, restored: sql`null` };
+  for (const change of ['reverted', 'trashed', 'restored'] as const) {
+    for (const dataChanges of [true, false]) {
+      const ids = done.filter((plan) => plan.change === change && plan.dataChanges === dataChanges).map((plan) => plan.recordId);
+      if (ids.length === 0) continue;
+      const data = dataChanges ? sql`, data = ${fromVersion('data')}, schema_version = ${fromVersion('schema_version')}, updated_at = ${at}` : sql``;
+      await sql`
+        update records set revision = revision + 1, trashed_at = ${trashedAt[change]}${data}
+        where workspace_id = ${context.workspaceId} and id in (${jsonList(trx, ids)})`.execute(trx);
     }
-    done.push(plan);
-    versions.push({
-      workspace_id: context.workspaceId,
-      collection_id: plan.collectionId,
-      record_id: plan.recordId,
-      revision,
-      data: plan.dataJson,
-      schema_version: plan.schemaVersion,
-      change: plan.change,
-      changed_at: at,
-      actor_type: context.actor.type,
-      actor_id: context.actor.id,
-      actor_name: context.actor.name,
-      request_id: context.meta.requestId,
-    });
-    // The same data as any write's event, {record: {id, data}}, around the data as stored.
-    events.push({
-      id: newId('evt', time),
-      workspace_id: context.workspaceId,
-      collection_id: plan.collectionId,
-      type: plan.event,
-      data: `{"record":{"id":"${plan.recordId}","data":${plan.dataJson}}}`,
-      created_at: at,
-    });
   }
-  await insertRows(trx, 'record_versions', VERSION_COLUMNS, versions);
-  await insertRows(trx, 'events', EVENT_COLUMNS, events);
-  if (events.length > 0) await announceEvents(trx);
+  // The same data as any write's event, {record: {id, data}}, around the data as stored.
+  await insertRows(trx, 'events', EVENT_COLUMNS, done.map((plan) => ({
+    id: newId('evt', time),
+    workspace_id: context.workspaceId,
+    collection_id: plan.collectionId,
+    type: plan.event,
+    data: `{"record":{"id":"${plan.recordId}","data":${plan.dataJson}}}`,
+    created_at: at,
+  })));
+  await announceEvents(trx);
   return { done, lost };
 }
