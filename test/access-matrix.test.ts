@@ -49,6 +49,7 @@ const PARAMS: Record<string, (world: MatrixWorld, caller: Caller) => string> = {
   id: (world) => world.targets.webhookId,
   fil: (_world, caller) => matrixFiles[caller.collection],
   // An index that does not exist: an allowed caller gets 404, which still proves access passed.
+  // (For a backup's content, the same name is not a backup's: 400 for the first owner, after access passed.)
   name: () => 'no_such_index',
   // A session of no one: an allowed caller gets 404 (its own sessions are its to end, in auth-sessions.test.ts).
   sessionId: () => `ses_${'0'.repeat(26)}`,
@@ -132,7 +133,17 @@ const NO_ABILITY_ROUTES: Record<string, Access['kind']> = {
   'GET /v1/workspaces': 'person',
   'POST /v1/workspaces': 'person',
   'GET /v1/me': 'member',
+  'GET /v1/backups': 'person',
+  'POST /v1/backups': 'person',
+  'GET /v1/backups/:name/content': 'person',
 };
+
+/**
+ * Person routes only the instance's first owner passes (docs/backups.md: a backup holds every
+ * workspace). The matrix's owner session is the first person the world makes; every other
+ * person, of this workspace or another, is refused.
+ */
+const FIRST_OWNER_ROUTES = new Set(['GET /v1/backups', 'POST /v1/backups', 'GET /v1/backups/:name/content']);
 const isDocsRoute = (route: DeclaredRoute) => route.url === '/docs' || route.url.startsWith('/docs/');
 /** The dashboard's static pages and files (src/http/dashboard.ts): open, it signs in through the API like anyone. */
 const isDashboardRoute = (route: DeclaredRoute) => route.operation.startsWith('dashboard.');
@@ -214,8 +225,10 @@ function expectedAnswer(row: Row, kind: CallerKind, collection: CollectionName):
     case 'refused-key':
       return refused(401, kind.code);
     case 'stranger':
+      if (FIRST_OWNER_ROUTES.has(`${row.method} ${row.url}`)) return refused(403, 'FORBIDDEN');
       return access.kind === 'person' ? ALLOWED : refused(404, 'NOT_FOUND');
     case 'session':
+      if (FIRST_OWNER_ROUTES.has(`${row.method} ${row.url}`)) return kind.role === 'owner' ? ALLOWED : refused(403, 'FORBIDDEN');
       if (!abilities.every((ability) => ROLE_ABILITIES[kind.role].has(ability))) return refused(403, 'FORBIDDEN');
       // docs/security.md: a key acting with a higher role than the caller's may be revoked, not rotated
       // (those who may not manage others' keys do not see it at all: 404, which passes as allowed).

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { BACKUP_NAME, checkBackupOperator, listBackups, readBackup, startRequestedBackup } from '../../../modules/backups/backup-runs.js';
 import { AppError } from '../../../errors.js';
@@ -9,6 +10,11 @@ import { decodeCursor, page } from '../../cursor.js';
 import { requestMeta } from '../../request-meta.js';
 import { listOf, Paging, ResponseHeaders } from '../../schemas.js';
 import { contentDisposition } from '../files/content-headers.js';
+
+/** Checked before the request is validated, so that everyone else learns nothing, not even what a name looks like. */
+const operatorOnly = (deps: Parameters<RegisterRoute>[1]) => async (request: FastifyRequest) => {
+  await checkBackupOperator(deps.db, signedInPerson(request));
+};
 
 const WHO = 'Only the first owner of this Plainbase (the person made at setup), and only with a session: a backup holds every workspace. See docs/backups.md.';
 
@@ -47,8 +53,8 @@ export const registerListBackups: RegisterRoute = (app, deps) =>
       querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
       response: { 200: listOf(Backup) },
     },
+    preValidation: operatorOnly(deps),
     handler: async (request) => {
-      await checkBackupOperator(deps.db, signedInPerson(request));
       const { limit = 50, cursor } = request.query;
       const after = decodeCursor(cursor, (position) => BACKUP_NAME.test(position));
       const backups = (await listBackups(deps)).filter((backup) => after === undefined || backup.name < after);
@@ -63,9 +69,10 @@ export const registerStartBackup: RegisterRoute = (app, deps) =>
       summary: 'Start a backup now; it is written in the background',
       description: `${WHO} Answers 202 with the name the archive will have; 409 CONFLICT (details.running) while another backup runs in any process.`,
       tags: ['backups'],
-      body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+      body: Type.Optional(Type.Object({}, { additionalProperties: false, examples: [{}] })),
       response: { 202: StartedBackup },
     },
+    preValidation: operatorOnly(deps),
     handler: async (request, reply) => {
       const started = await startRequestedBackup(deps, signedInPerson(request), requestMeta(request));
       started.done.then(
@@ -92,8 +99,8 @@ export const registerDownloadBackup: RegisterRoute = (app, deps) =>
         },
       },
     },
+    preValidation: operatorOnly(deps),
     handler: async (request, reply) => {
-      await checkBackupOperator(deps.db, signedInPerson(request));
       const archive = await readBackup(deps, request.params.name);
       if (!archive) throw new AppError('NOT_FOUND', 'No such backup.');
       reply.headers({
