@@ -658,6 +658,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/history/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Undo what one caller (a key, a person, a service account, public submissions) did to records in a window of time */
+        post: operations["history.revert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/export": {
         parameters: {
             query?: never;
@@ -6629,6 +6646,135 @@ export interface operations {
                          */
                         updatedAt: string;
                         trashedAt: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "history.revert": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "actor": {
+                 *         "type": "key",
+                 *         "id": "key_01jbx3m9k6t2v8w4y7z0a5c1d3"
+                 *       },
+                 *       "since": "2026-11-05T10:00:00.000Z",
+                 *       "until": "2026-11-05T10:05:00.000Z",
+                 *       "dryRun": true
+                 *     }
+                 */
+                "application/json": {
+                    actor: {
+                        /** @description Who made the changes to undo: an API key, a person, a service account, or public submissions (anonymous). */
+                        type: "key" | "person" | "service_account" | "anonymous";
+                        /** @description The key's, person's or service account's id; null for anonymous (public submissions carry no id). */
+                        id: string | null;
+                    };
+                    /**
+                     * Format: date-time
+                     * @description Changes made at or after this time are undone.
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description Changes made before this time are undone (default: now).
+                     */
+                    until?: string;
+                    /** @description Only records of these collections (ids or names). */
+                    collections?: string[];
+                    /** @description Count what would be done and list the conflicts, changing nothing. */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "reverted": 120,
+                     *       "trashed": 4,
+                     *       "restored": 1,
+                     *       "conflicts": [
+                     *         {
+                     *           "recordId": "rec_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "collectionId": "col_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *           "reason": "changed_by_other"
+                     *         }
+                     *       ],
+                     *       "dryRun": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Records whose earlier data was put back as a new revision. */
+                        reverted: number;
+                        /** @description Records moved to the trash (the caller created them, or they were in the trash before). */
+                        trashed: number;
+                        /** @description Records brought back out of the trash (the caller had trashed them). */
+                        restored: number;
+                        /** @description Records left alone, and why (at most 10,000 listed). */
+                        conflicts: {
+                            recordId: string;
+                            collectionId: string;
+                            /** @description changed_by_other, changed_after_window, history_gone or collection_in_trash */
+                            reason: string;
+                        }[];
+                        dryRun: boolean;
                     };
                 };
             };
