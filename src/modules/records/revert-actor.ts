@@ -181,9 +181,14 @@ interface Scope {
   collectionIds: string[] | null;
 }
 
-/** The actor's versions in the window: record_versions_actor (migration 0018) holds all of it. */
-const actorVersions = (scope: Scope, alias: string) => {
-  const column = (name: string) => sql.ref(`${alias}.${name}`);
+/**
+ * The actor's versions in the window: record_versions_actor (migration 0018) holds all of it.
+ * `byRecord`: the condition of a batch's query, which names its records, so the primary key
+ * (workspace, record) must lead: each column is wrapped (`|| ''`) so that neither planner walks
+ * the actor's whole window for every batch instead (no statistics on a table that just grew).
+ */
+const actorVersions = (scope: Scope, alias: string, byRecord = false) => {
+  const column = (name: string) => (byRecord && name !== 'workspace_id' ? sql`(${sql.ref(`${alias}.${name}`)} || '')` : sql.ref(`${alias}.${name}`));
   return sql.join([
     sql`${column('workspace_id')} = ${scope.workspaceId}`,
     sql`${column('actor_type')} = ${scope.actorType}`,
@@ -214,7 +219,7 @@ async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): 
     with firsts as (
       select v.record_id, min(v.revision) as first_revision
       from record_versions v
-      where ${actorVersions(scope, 'v')} and v.record_id in (${ids})
+      where ${actorVersions(scope, 'v', true)} and v.record_id in (${ids})
       group by v.record_id
     )
     select f.record_id, r.collection_id, f.first_revision, fv.change as first_change,
