@@ -1094,6 +1094,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The backups kept (scheduled and asked for), newest first
+         * @description Only the first owner of this Plainbase (the person made at setup), and only with a session: a backup holds every workspace. See docs/backups.md.
+         */
+        get: operations["backups.list"];
+        put?: never;
+        /**
+         * Start a backup now; it is written in the background
+         * @description Only the first owner of this Plainbase (the person made at setup), and only with a session: a backup holds every workspace. See docs/backups.md. Answers 202 with the name the archive will have; 409 CONFLICT (details.running) while another backup runs in any process.
+         */
+        post: operations["backups.start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backups/{name}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A backup archive (a tar), streamed
+         * @description Only the first owner of this Plainbase (the person made at setup), and only with a session: a backup holds every workspace. See docs/backups.md. Restore it with plainbase restore.
+         */
+        get: operations["backups.download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/import": {
         parameters: {
             query?: never;
@@ -9931,6 +9975,251 @@ export interface operations {
                      *     data: {"id":"evt_01jbx3m9k6t2v8w4y7z0a5c1d3","type":"record.created","createdAt":"2026-11-05T10:00:00.000Z","workspaceId":"ws_01jbx3m9k6t2v8w4y7z0a5c1d3","collectionId":"col_01jbx3m9k6t2v8w4y7z0a5c1d3","data":{"record":{"id":"rec_01jbx3m9k6t2v8w4y7z0a5c1d3","data":{"name":"Ada Lovelace","email":"ada@example.com","age":36}}}}
                      */
                     "text/event-stream": string;
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "backups.list": {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "name": "plainbase-2026-11-29T03-00-00-000Z.tar",
+                     *           "size": 14680064,
+                     *           "createdAt": "2026-11-29T03:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description plainbase-<the time it was started or scheduled for>.tar
+                             * @example plainbase-2026-11-29T03-00-00-000Z.tar
+                             */
+                            name: string;
+                            /** @description The archive's size in bytes. */
+                            size: number;
+                            /**
+                             * Format: date-time
+                             * @description When it was started (or scheduled for): the time in its name.
+                             */
+                            createdAt: string;
+                        }[];
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "backups.start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "plainbase-2026-11-29T10-15-00-000Z.tar",
+                     *       "startedAt": "2026-11-29T10:15:00.000Z",
+                     *       "status": "running"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description plainbase-<the time it was started or scheduled for>.tar
+                         * @example plainbase-2026-11-29T03-00-00-000Z.tar
+                         */
+                        name: string;
+                        /** Format: date-time */
+                        startedAt: string;
+                        /**
+                         * @description The archive appears in GET /v1/backups once written whole.
+                         * @enum {string}
+                         */
+                        status: "running";
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "backups.download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description plainbase-<the time it was started or scheduled for>.tar
+                 * @example plainbase-2026-11-29T03-00-00-000Z.tar
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive. */
+            200: {
+                headers: {
+                    /** @description inline, or attachment (save, do not show) with the file name. */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": string;
                 };
             };
             /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
