@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { list as listTar } from 'tar';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -158,5 +159,26 @@ describeEachEngine('scheduled backups', (engine) => {
     await started.done;
     expect(whileRunning).toBeNull();
     expect((await listBackups(t.deps)).map((backup) => backup.name)).toEqual([started.name]);
+  });
+
+  it('a backup that fails keeps nothing, closes its run with the reason, and lets the next one run', async () => {
+    const { t, owner, schedules, dataDir } = await twoProcesses();
+    const file = await t.app.inject({ method: 'POST', url: '/v1/collections/leads/files?name=a.bin', headers: { cookie: `plainbase_session=${owner.cookie}`, 'x-baas-workspace': owner.workspaceId!, 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(100, 1) });
+    expect(file.statusCode, file.body).toBe(201);
+    const { storage_key: storageKey } = await t.deps.db.selectFrom('files').select('storage_key').executeTakeFirstOrThrow();
+    await t.deps.services.fileStore.remove(storageKey);
+    const tick = schedules[0]!.nextTick()!;
+    t.clock.advance(tick.getTime() - t.clock.now().getTime());
+    await expect(schedules[0]!.runTick(tick)).rejects.toThrow(/cannot be read/);
+    expect(await listBackups(t.deps)).toEqual([]);
+    expect(fs.readdirSync(path.join(dataDir, 'backups'))).toEqual([]);
+    const [run] = await runs(t);
+    expect(run).toMatchObject({ name: backupName(tick), running: null, failure: expect.stringMatching(/cannot be read/) });
+    // Not running any more: the next tick is taken.
+    await t.deps.services.fileStore.write(storageKey, Readable.from([Buffer.alloc(100, 1)]));
+    const next = schedules[1]!.nextTick(tick)!;
+    t.clock.advance(next.getTime() - t.clock.now().getTime());
+    expect(await schedules[1]!.runTick(next)).not.toBeNull();
+    expect((await listBackups(t.deps)).map((backup) => backup.name)).toEqual([backupName(next)]);
   });
 });

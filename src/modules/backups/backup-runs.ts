@@ -132,13 +132,11 @@ async function runClaimed(deps: Deps, name: string): Promise<BackupSummary> {
   }, ALIVE_EVERY_MS);
   alive.unref();
   const staged = path.join(shelf.stagingDir, `.staging-${name}`);
+  let summary: BackupSummary;
   try {
     fs.mkdirSync(shelf.stagingDir, { recursive: true });
-    const summary = await writeBackup(deps, deps.services.fileStore, staged, deps.clock.now());
+    summary = await writeBackup(deps, deps.services.fileStore, staged, deps.clock.now());
     await shelf.put(name, staged);
-    await finishRun(deps, name, null);
-    await keepNewest(deps);
-    return { ...summary, file: name };
   } catch (error) {
     await finishRun(deps, name, (error as Error).message.slice(0, 1000)).catch(() => undefined);
     throw error;
@@ -146,6 +144,10 @@ async function runClaimed(deps: Deps, name: string): Promise<BackupSummary> {
     clearInterval(alive);
     fs.rmSync(staged, { force: true });
   }
+  await finishRun(deps, name, null);
+  // The backup is kept whatever happens here; a failed clean-up is tried again after the next one.
+  await keepNewest(deps);
+  return { ...summary, file: name };
 }
 
 async function finishRun(deps: Deps, name: string, failure: string | null): Promise<void> {
