@@ -85,6 +85,8 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
     return sql<SqlBool>`(jsonb_typeof(${json}) = 'array' and ${json} @> cast(${JSON.stringify([element])} as jsonb))`;
   },
   textContains: (haystack, needle) => sql<SqlBool>`(strpos(${haystack}, ${needle}) > 0)`,
+  // Not lower(): it follows the database's locale and would fold É too, where SQLite does not.
+  foldAsciiCase: (text) => sql<string | null>`translate(${text}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`,
   nullsFirstIndexColumn: (expression) => sql`${expression} nulls first`,
   recordIndexesLeadWithCollection: false,
   preparesRecordQueries: true,

@@ -71,6 +71,8 @@ export const sqliteDialect: Dialect = {
     return sql<SqlBool>`(json_type(${data}, ${where}) = 'array' and exists (select 1 from json_each(${data}, ${where}) as element where ${sqliteElementIs(element)}))`;
   },
   textContains: (haystack, needle) => sql<SqlBool>`(instr(${haystack}, ${needle}) > 0)`,
+  // SQLite's own lower() folds A–Z only (without the ICU extension, which better-sqlite3 does not load).
+  foldAsciiCase: (text) => sql<string | null>`lower(${text})`,
   nullsFirstIndexColumn: (expression) => sql`${expression}`,
   recordIndexesLeadWithCollection: true,
   preparesRecordQueries: false,
