@@ -44,17 +44,26 @@ export function isKnownTimeZone(name: string): boolean {
   return known;
 }
 
+const HOUR_MS = 3_600_000;
 const SLOT_MS = 15 * 60_000;
 
 interface Zone {
   format: Intl.DateTimeFormat;
-  /** Labels by unit and 15-minute slot of UTC, for slots that lie wholly at one offset that is a multiple of 15 minutes. */
+  /** The offset through each hour of UTC (by its number since 1970), NaN where it changes within the hour. */
+  offsets: Map<number, number>;
+  /** Labels by unit and 15-minute slot of UTC, for slots at an offset that is a whole number of 15 minutes. */
   labels: Map<string, string>;
+  /**
+   * The last label made from a kept slot, with the unit and the minute of UTC it was for
+   * (`2026-11-28T14:35`): a statement reads records mostly in the order they were created, so
+   * the next time is most often in the same minute, and then costs a comparison of its text.
+   */
+  last: { unit: TimeBucketUnit; minute: string; label: string } | null;
 }
 
 const zoneCache = new Map<string, Zone>();
-/** A bound on the labels kept per zone: a year of 15-minute slots for two units. */
-const MAX_LABELS = 70_000;
+/** A bound on what is kept per zone: about three years of hours, a year of 15-minute slots for two units. */
+const MAX_KEPT = 70_000;
 
 function zoneOf(name: string): Zone {
   let zone = zoneCache.get(name);
@@ -62,21 +71,38 @@ function zoneOf(name: string): Zone {
     const format = new Intl.DateTimeFormat('en-US', {
       timeZone: name, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
     });
-    zone = { format, labels: new Map() };
+    zone = { format, offsets: new Map(), labels: new Map(), last: null };
     zoneCache.set(name, zone);
   }
   return zone;
 }
 
 /**
- * The zone's offset from UTC at the instant, in milliseconds (whole seconds). For years 100 to
- * 9999: record times come from the server's clock.
+ * The zone's offset from UTC at the instant, in milliseconds (whole seconds), from Intl. For
+ * years 100 to 9999: record times come from the server's clock.
  */
-function offsetAt(zone: Zone, ms: number): number {
+function offsetFromIntl(zone: Zone, ms: number): number {
   const parts: Record<string, string> = {};
   for (const { type, value } of zone.format.formatToParts(ms)) parts[type] = value;
   const local = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
   return local - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * The offset at the instant. Asking Intl costs microseconds, so the offset is kept per hour of
+ * UTC when it is the same at both ends of the hour (zones change offset at most once an hour),
+ * and asked instant by instant within an hour when it changes.
+ */
+function offsetAt(zone: Zone, ms: number): number {
+  const hour = Math.floor(ms / HOUR_MS);
+  let offset = zone.offsets.get(hour);
+  if (offset === undefined) {
+    const first = offsetFromIntl(zone, hour * HOUR_MS);
+    offset = offsetFromIntl(zone, hour * HOUR_MS + HOUR_MS - 1) === first ? first : Number.NaN;
+    if (zone.offsets.size >= MAX_KEPT) zone.offsets.clear();
+    zone.offsets.set(hour, offset);
+  }
+  return Number.isNaN(offset) ? offsetFromIntl(zone, ms) : offset;
 }
 
 const two = (n: number) => String(n).padStart(2, '0');
@@ -105,28 +131,31 @@ function labelAt(ms: number, offset: number, unit: TimeBucketUnit): string {
 
 /**
  * The label of the bucket of `unit` in zone `zoneName` that holds the ISO 8601 time `text`, or
- * null for a text that is not a time. Asking Intl costs microseconds, so a label is kept for each
- * 15-minute slot of UTC that lies wholly at one offset (checked at both of its ends) that is a
- * whole number of 15 minutes, which is every offset in use today: then every instant of the slot
- * has the same label. Other slots (a historical local mean time) are worked out instant by instant.
+ * null for a text that is not a time. Where the offset is the same through a 15-minute slot of
+ * UTC and a whole number of 15 minutes (every offset in use today), every instant of the slot has
+ * the same label, which is kept; elsewhere (a historical local mean time) it is made anew.
  */
 export function timeBucketLabel(text: string, unit: TimeBucketUnit, zoneName: string): string | null {
+  const zone = zoneOf(zoneName);
+  // Only the form the server writes (2026-11-28T14:35:07.123Z) names its minute of UTC by its first 16 characters.
+  const canonical = text.length === 24 && text.charCodeAt(23) === 90 /* Z */;
+  const last = zone.last;
+  if (canonical && last !== null && last.unit === unit && text.startsWith(last.minute)) return last.label;
   const ms = Date.parse(text);
   if (!Number.isFinite(ms)) return null;
-  const zone = zoneOf(zoneName);
   const slot = Math.floor(ms / SLOT_MS);
   const key = `${unit}${slot}`;
-  const kept = zone.labels.get(key);
-  if (kept !== undefined) return kept;
-  const start = slot * SLOT_MS;
-  const offset = offsetAt(zone, ms);
-  if (offset % SLOT_MS === 0 && offsetAt(zone, start) === offset && offsetAt(zone, start + SLOT_MS - 1) === offset) {
-    if (zone.labels.size >= MAX_LABELS) zone.labels.clear();
-    const label = labelAt(start, offset, unit);
+  let label = zone.labels.get(key);
+  if (label === undefined) {
+    const offset = offsetAt(zone, ms);
+    const start = slot * SLOT_MS;
+    if (offset % SLOT_MS !== 0 || offsetAt(zone, start) !== offset || offsetAt(zone, start + SLOT_MS - 1) !== offset) return labelAt(ms, offset, unit);
+    if (zone.labels.size >= MAX_KEPT) zone.labels.clear();
+    label = labelAt(start, offset, unit);
     zone.labels.set(key, label);
-    return label;
   }
-  return labelAt(ms, offset, unit);
+  if (canonical) zone.last = { unit, minute: text.slice(0, 16), label };
+  return label;
 }
 
 /** Registers plainbase_time_bucket(text, unit, zone) on the connection; connect.ts calls it for every connection it opens. */
