@@ -68,7 +68,7 @@ describeEachEngine('API contract', (engine) => {
     const filled: Record<string, string> = { '{col}': 'leads', '{wh}': webhook.body.id, '{rec}': record.body.id };
     const lists = await everyList();
     expect(lists).toEqual([
-      '/v1/audit-log', '/v1/auth/sessions', '/v1/backups', '/v1/collections', '/v1/collections/{col}/files', '/v1/collections/{col}/indexes', '/v1/collections/{col}/records',
+      '/v1/audit-log', '/v1/auth/sessions', '/v1/backups', '/v1/collections', '/v1/collections/{col}/aggregate', '/v1/collections/{col}/files', '/v1/collections/{col}/indexes', '/v1/collections/{col}/records',
       '/v1/collections/{col}/records/{rec}/versions', '/v1/collections/{col}/schemas', '/v1/events', '/v1/invites', '/v1/keys', '/v1/members', '/v1/service-accounts', '/v1/webhooks',
       '/v1/webhooks/{wh}/deliveries', '/v1/workspaces',
     ]);

@@ -86,6 +86,18 @@ const CASES: QueryCase[] = [
   { filter: 'data.tags ~ true', expected: ['fay'] },
   { filter: 'data.name ~ "e"', expected: ['dee', 'eve'] },
   { filter: 'data.address ~ "Os"', expected: ['dee'] },
+  // ~* : substring of a string, A–Z taken as a–z; never of an array; !~* is its negation.
+  { filter: 'data.name ~* "E"', expected: ['dee', 'eve'] },
+  { filter: 'data.name ~* "aNn"', expected: ['ann'] },
+  { filter: 'data.status ~* "OPEN"', expected: ['ann', 'dee', 'eve', 'fay'] },
+  { filter: 'data.tags ~* "red"', expected: ['cid'] },
+  { filter: 'data.name ~* "ÉV"', expected: [] },
+  { filter: 'data.name ~* "éV"', expected: ['eve'] },
+  { filter: 'data.name ~* ""', expected: ['ann', 'bob', 'cid', 'dee', 'eve', 'gus'] },
+  { filter: 'data.address ~* "os"', expected: ['dee'] },
+  { filter: 'data.status !~* "open"', expected: ['bob', 'cid', 'gus', 'hal'] },
+  { filter: 'data.name !~* "%"', expected: LIVE },
+  { filter: 'data.zip ~* "_" || data.address.zip ~* "0_5"', expected: [] },
   // Nested paths; a path through a non-object is missing.
   { filter: 'data.address.city = "Oslo"', expected: ['ann', 'cid'] },
   { filter: 'data.address.zip = "0150"', expected: ['cid'] },
@@ -145,6 +157,7 @@ const ODD_FILTERS = [
   `data.a in [${Array.from({ length: FILTER_LIMITS.maxInValues }, (_, i) => (i % 2 ? i % 10 : '""')).join(',')}]`,
   `data.a in [${Array.from({ length: FILTER_LIMITS.maxInValues }, (_, i) => ['1', 'null', '""', 'true'][i % 4]).join(',')}]`,
   'data.a ~ null || data.a ~ false || data.a ~ 1e300',
+  String.raw`data.a ~* "%" || data.a !~* "_\\%" || data.a ~* "\u2028x" || data.a ~* "İ"`,
   'data.constructor = 1 || data.__proto__.x = 1 || data.toString ~ "x"',
 ];
 

@@ -72,6 +72,10 @@ describeEachEngine('SDK: records against a live server', (engine) => {
     const second = await leads.page({ filter: 'data.n >= 1', limit: 100, cursor: first.nextCursor! });
     expect(second.data[0]!.id).not.toBe(first.data[0]!.id);
 
+    // An aggregate, typed from the API's document: the records above counted and summed by a filter.
+    const totals = await leads.aggregate({ filter: 'data.n >= 1 && data.n <= 10', metrics: 'count,sum:data.n,max:data.n' });
+    expect(totals).toEqual({ data: [{ group: {}, count: 10, sum: { 'data.n': 55 }, max: { 'data.n': 10 } }], nextCursor: null, skipped: { 'data.n': 0 } });
+
     const me = await pb.me();
     expect(me).toMatchObject({ workspaceId: w.main.id, key: { name: 'sdk test', mode: 'live' }, effectiveScopes: ['records:read', 'records:create'] });
   });

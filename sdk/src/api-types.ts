@@ -68,5 +68,9 @@ export type FileInfo = SuccessBody<Operation<'/v1/collections/{col}/files/{fil}'
 export type ImportReport = SuccessBody<Operation<'/v1/collections/{col}/import', 'post'>>;
 
 export type RecordListQuery = QueryOf<'/v1/collections/{col}/records', 'get'>;
+/** An aggregate's query: filter, groupBy, metrics, tz, sort, limit, cursor (docs/queries.md, Aggregates). */
+export type AggregateQuery = QueryOf<'/v1/collections/{col}/aggregate', 'get'>;
+/** One page of an aggregate: the groups with their metrics, the next page's cursor, what was skipped. */
+export type AggregatePage = SuccessBody<Operation<'/v1/collections/{col}/aggregate', 'get'>>;
 export type ExportQuery = QueryOf<'/v1/collections/{col}/export', 'get'>;
 export type ImportQuery = QueryOf<'/v1/collections/{col}/import', 'post'>;

@@ -8,5 +8,5 @@ export { Events, type EventChoice, type EventListOptions, type SubscribeOptions,
 export { Files, type DownloadOptions, type FileDownload, type UploadOptions } from './files.js';
 export type { PlainbaseOptions } from './http.js';
 export type { BodySource, OnProgress, Progress } from './request-body.js';
-export type { FileInfo, HttpMethod, ImportReport, Me, Operation, PathsWith, PlainbaseRecord, RecordPage, RequestOptions, SuccessBody } from './api-types.js';
+export type { AggregatePage, AggregateQuery, FileInfo, HttpMethod, ImportReport, Me, Operation, PathsWith, PlainbaseRecord, RecordPage, RequestOptions, SuccessBody } from './api-types.js';
 export type { components, operations, paths } from './generated/openapi.js';

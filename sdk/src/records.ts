@@ -1,4 +1,4 @@
-import type { ExportQuery, ImportQuery, ImportReport, PlainbaseRecord, RecordListQuery, RecordPage } from './api-types.js';
+import type { AggregatePage, AggregateQuery, ExportQuery, ImportQuery, ImportReport, PlainbaseRecord, RecordListQuery, RecordPage } from './api-types.js';
 import type { Transport } from './http.js';
 import { prepareBody, type BodySource, type OnProgress } from './request-body.js';
 
@@ -59,6 +59,16 @@ export class Records<T = Record<string, unknown>> {
   async page(options: PageOptions = {}): Promise<RecordPage<T>> {
     const { signal, ...query } = options;
     return this.http.json<RecordPage<T>>('get', '/v1/collections/{col}/records', { path: { col: this.collection }, query, signal });
+  }
+
+  /**
+   * One page of an aggregate of the records: `records.aggregate({ groupBy: 'data.plan,createdAt:day',
+   * metrics: 'count,sum:data.amount', tz: 'Europe/Berlin' })`. Pass the answer's `nextCursor` as
+   * `cursor` (with the same other options) for the next page.
+   */
+  async aggregate(options: AggregateQuery & { signal?: AbortSignal } = {}): Promise<AggregatePage> {
+    const { signal, ...query } = options;
+    return this.http.json<AggregatePage>('get', '/v1/collections/{col}/aggregate', { path: { col: this.collection }, query, signal });
   }
 
   async create(data: T, options: Omit<WriteOptions, 'ifMatch'> = {}): Promise<PlainbaseRecord<T>> {

@@ -16,6 +16,7 @@ import { checkConnectionPaths } from './listen-probe.js';
 import { pingDatabase } from './ping.js';
 import { enableSqliteRowStream } from './row-stream.js';
 import { enableSqliteStatementBudget } from './statement-budget.js';
+import { enableSqliteTimeBuckets } from './time-buckets.js';
 import { withStatementCache } from './statement-cache.js';
 import type { Db, Executor } from './schema.js';
 
@@ -113,6 +114,7 @@ async function openSqlite(file: string): Promise<Storage> {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
+  enableSqliteTimeBuckets(connection);
   const statements = withStatementCache(connection);
   // Counts writes to the tables in-process caches copy from (change-watch.ts).
   const writes = new TableWriteCounter();
@@ -134,6 +136,7 @@ async function openSqliteSnapshot(file: string): Promise<Snapshot> {
   const SqliteDatabase = await loadSqlite();
   const connection = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
+  enableSqliteTimeBuckets(connection);
   const statements = withStatementCache(connection);
   const reader: Db = new Kysely({ dialect: withPlainbaseDialect(new SqliteDialect({ database: statements }), sqliteDialect) });
   try {

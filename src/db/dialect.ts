@@ -1,6 +1,7 @@
 import { sql, type DialectAdapter, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { DatabaseError } from './db-errors.js';
 import type { Database, Executor } from './schema.js';
+import type { TimeBucketUnit } from './time-buckets.js';
 
 /**
  * What differs between SQLite and PostgreSQL lives behind this interface and nowhere else
@@ -187,6 +188,19 @@ export interface Dialect {
   jsonArrayHasElement(path: readonly string[], element: JsonScalar): RawBuilder<SqlBool>;
   /** Case-sensitive substring test; `needle` is a bound parameter. An empty needle is in every text. */
   textContains(haystack: Expression<string | null>, needle: string): RawBuilder<SqlBool>;
+  /**
+   * The text with A–Z made a–z and every other character as it is (foldAsciiCase in SQL): the
+   * same on both engines whatever the database's locale, which a Unicode lower() is not.
+   */
+  foldAsciiCase(text: Expression<string | null>): RawBuilder<string | null>;
+  /**
+   * The label of the local-time bucket of `unit` in the IANA zone `zone` (a bound parameter) that
+   * holds the timestamp column (ISO 8601 text): time-buckets.ts says what the labels are. Ordered
+   * by code point, like every text the record queries order by.
+   */
+  timeBucket(column: 'created_at' | 'updated_at', unit: TimeBucketUnit, zone: string): RawBuilder<string>;
+  /** A number as a double (IEEE 754, as JSON numbers are read): sums and averages agree on both engines. */
+  doubleOf(number: Expression<number | null>): RawBuilder<number | null>;
   /** An index column over a nullable sort-key expression, ordered NULLs first ascending like our ORDER BY. */
   nullsFirstIndexColumn(expression: Expression<unknown>): RawBuilder<unknown>;
   /**
@@ -281,6 +295,9 @@ export function jsonSortKeyOf(value: unknown): JsonSortKey {
   if (typeof value === 'boolean') return { rank: JSON_TYPE_RANK.boolean, text: String(value), number: 0 };
   return { rank: JSON_TYPE_RANK.array, text: null, number: null };
 }
+
+/** A–Z made a–z, nothing else changed: what Dialect.foldAsciiCase does in SQL. */
+export const foldAsciiCase = (text: string): string => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 
 export function checkedPath(path: readonly string[]): readonly string[] {
   // The callers validate; this guards the one place where text becomes SQL.

@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type JsonScalar } from './dialect.js';
 import { insertValues } from './insert-rows.js';
 import { SQLITE_BUDGET_FUNCTION, SqliteBudgetSpent } from './statement-budget.js';
+import { SQLITE_TIME_BUCKET_FUNCTION } from './time-buckets.js';
 
 /** SQLite through better-sqlite3: one connection, in this process, answering synchronously. */
 export const sqliteDialect: Dialect = {
@@ -71,6 +72,11 @@ export const sqliteDialect: Dialect = {
     return sql<SqlBool>`(json_type(${data}, ${where}) = 'array' and exists (select 1 from json_each(${data}, ${where}) as element where ${sqliteElementIs(element)}))`;
   },
   textContains: (haystack, needle) => sql<SqlBool>`(instr(${haystack}, ${needle}) > 0)`,
+  // SQLite's own lower() folds A–Z only (without the ICU extension, which better-sqlite3 does not load).
+  foldAsciiCase: (text) => sql<string | null>`lower(${text})`,
+  // SQLite has no time zones: the connection's own function asks the runtime's (time-buckets.ts).
+  timeBucket: (column, unit, zone) => sql<string>`${sql.raw(SQLITE_TIME_BUCKET_FUNCTION)}(${sql.ref(column)}, ${sql.lit(unit)}, ${zone})`,
+  doubleOf: (number) => sql<number | null>`cast(${number} as real)`,
   nullsFirstIndexColumn: (expression) => sql`${expression}`,
   recordIndexesLeadWithCollection: true,
   preparesRecordQueries: false,

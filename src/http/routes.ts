@@ -72,6 +72,7 @@ import { registerGetFile } from './routes/files/get-file.js';
 import { registerListFiles } from './routes/files/list-files.js';
 import { registerUploadFile } from './routes/files/upload-file.js';
 import { registerListRecords } from './routes/records/list-records.js';
+import { registerAggregateRecords } from './routes/records/aggregate-records.js';
 import { registerCreateWorkspace } from './routes/workspaces/create-workspace.js';
 import { registerListWorkspaces } from './routes/workspaces/list-workspaces.js';
 import { registerTransferOwnership } from './routes/workspaces/transfer-ownership.js';
@@ -117,6 +118,7 @@ export const apiRoutes: RegisterRoute[] = [
   registerRestoreCollection,
   registerGetSubmissionCounts,
   registerListRecords,
+  registerAggregateRecords,
   registerCreateRecord,
   registerGetRecord,
   registerMergeRecord,

@@ -570,6 +570,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collections/{col}/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Aggregate records: count, sum, avg, min, max and countDistinct, grouped by fields or by time buckets */
+        get: operations["records.aggregate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{col}/records/{rec}": {
         parameters: {
             query?: never;
@@ -5697,6 +5714,141 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "records.aggregate": {
+        parameters: {
+            query?: {
+                /** @description Which records, as in a list; see docs/queries.md. */
+                filter?: string;
+                /** @description Up to 3 fields: data paths, or createdAt/updatedAt with :hour, :day, :week or :month. Example: data.plan,createdAt:day */
+                groupBy?: string;
+                /** @description Comma list of count, sum:<field>, avg:<field>, min:<field>, max:<field>, countDistinct:<field>. count is always answered. */
+                metrics?: string;
+                /** @description The IANA time zone of the time buckets, like Europe/Berlin. Default UTC. */
+                tz?: string;
+                /** @description Comma list of count, groupBy fields and metrics, - for descending: -count,data.plan. Default: by the groupBy fields. */
+                sort?: string;
+                /** @description Groups per page. */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "group": {
+                     *             "data.plan": "pro",
+                     *             "createdAt:day": "2026-11-28"
+                     *           },
+                     *           "count": 3,
+                     *           "sum": {
+                     *             "data.amount": 42
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null,
+                     *       "skipped": {
+                     *         "data.amount": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description The group's value of each groupBy field, by its name as written (data.plan, createdAt:day); empty without groupBy. */
+                            group: {
+                                [key: string]: unknown;
+                            };
+                            /** @description How many records are in the group. */
+                            count: number;
+                            /** @description The sum of the numbers of each field, by its name (data.amount); null for a group without numbers in it. */
+                            sum?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The mean of the numbers of each field, by its name (data.amount); null for a group without numbers in it. */
+                            avg?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The smallest number of each field, by its name (data.amount); null for a group without numbers in it. */
+                            min?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The largest number of each field, by its name (data.amount); null for a group without numbers in it. */
+                            max?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description How many distinct numbers, strings and booleans each field holds in the group. */
+                            countDistinct?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description Pass as ?cursor= for the next page; null on the last page. */
+                        nextCursor: string | null;
+                        /** @description By field: records left out because the value could not be used: not a number for sum, avg, min and max; an array or an object for groupBy. Over the whole aggregate, the same on every page. */
+                        skipped: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
             /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
             429: {

@@ -161,7 +161,7 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
  * A filter or sort on data fields that fails on records SQLite cannot read (stored deeper than
  * 1,000 levels before the 100-level limit) answers 409 naming them, so they can be replaced.
  */
-async function explainingUnreadable<T>(deps: Deps, workspaceId: string, collectionId: string, work: Promise<T>): Promise<T> {
+export async function explainingUnreadable<T>(deps: Deps, workspaceId: string, collectionId: string, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {

@@ -1,6 +1,7 @@
 import { sql, type Expression, type OrderByModifiersCallbackExpression, type SqlBool } from 'kysely';
 import { JSON_TYPE_RANK, jsonSortKeyOf, type Dialect, type JsonScalar, type JsonSortKey } from '../../../db/dialect.js';
 import { fieldValueOf, type FieldRef } from './field-ref.js';
+import { foldAsciiCase } from '../../../db/dialect.js';
 import type { ComparisonOperator, FilterNode, FilterValue } from './filter-parser.js';
 import type { SortKey } from './sort-parser.js';
 
@@ -81,7 +82,25 @@ function compileComparison(field: FieldRef, operator: ComparisonOperator, value:
     }
     case '~':
       return { expression: compileContains(field, value, dialect) };
+    case '~*':
+      return { expression: compileContainsIgnoringCase(field, value as string, dialect) };
+    case '!~*':
+      // The plain negation of `~*`, NULL counted as false first, as `!=` of `=`.
+      return { expression: sql<SqlBool>`(not coalesce(${compileContainsIgnoringCase(field, value as string, dialect)}, false))` };
   }
+}
+
+/**
+ * `~*`: a string field that contains the value, A–Z and a–z taken as equal. Both sides are
+ * folded the same way (ASCII only, Dialect.foldAsciiCase), so the engines agree whatever their
+ * locale; and the test is a substring search, not LIKE, so `%` and `_` in the value are text.
+ */
+function compileContainsIgnoringCase(field: FieldRef, value: string, dialect: Dialect): Expression<SqlBool> {
+  if (field.kind === 'column') throw new Error('~* on a column is refused by the parser');
+  const [rank, text] = fieldTerms(field, dialect) as [Term, Term, Term];
+  const isString = renderTests([{ term: rank, op: '=', value: JSON_TYPE_RANK.string }]);
+  const folded = dialect.foldAsciiCase(text.expression as Expression<string | null>);
+  return sql<SqlBool>`(${isString} and ${dialect.textContains(folded, foldAsciiCase(value))})`;
 }
 
 /** `~`: a substring of a string field, or an element of an array field (see filter-parser.ts). */

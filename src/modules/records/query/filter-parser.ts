@@ -11,7 +11,7 @@ import { unstorableTextReason } from '../../../storable-text.js';
  *   and        := primary ( "&&" primary )*
  *   primary    := "(" or ")" | condition
  *   condition  := field operator value | field "in" "[" ( value ( "," value )* )? "]"
- *   operator   := "=" | "!=" | ">" | ">=" | "<" | "<=" | "~"
+ *   operator   := "=" | "!=" | ">" | ">=" | "<" | "<=" | "~" | "~*" | "!~*"
  *   field      := "data." segment ( "." segment )* | "id" | "createdAt" | "updatedAt"
  *   value      := JSON string (double quotes, JSON escapes) | JSON number | true | false | null
  *
@@ -24,16 +24,22 @@ import { unstorableTextReason } from '../../../storable-text.js';
  * - `<`, `<=`, `>`, `>=` take a number or a string.
  * - `~` (contains): when the field is a string and the value a string, a case-sensitive substring
  *   test; when the field is an array, whether one of its elements equals the value (type-strict).
+ * - `~*` (contains, ignoring case): when the field is a string, whether it contains the value, a
+ *   string, with the letters A–Z and a–z taken as equal (other letters compare exactly, the same
+ *   on both engines whatever their locale); anything else matches nothing. The value is plain
+ *   text, never a pattern: `%` and `_` are themselves.
+ * - `!~*` is exactly the negation of `~*`: a record without the field, or whose field is not a
+ *   string, matches it.
  * - `in [a, b]` is `= a || = b`; an empty list matches nothing.
  * - id, createdAt and updatedAt take strings (timestamps are ISO 8601 text, so
- *   `createdAt >= "2026-01-01"` works) and do not take `~`.
+ *   `createdAt >= "2026-01-01"` works) and do not take `~`, `~*` or `!~*`.
  *
  * Errors are INVALID_REQUEST with details {field: "filter", position, expected?, found?};
  * `position` is the 0-based offset in the text where the filter went wrong.
  */
 
 export type FilterValue = string | number | boolean | null;
-export type ComparisonOperator = '=' | '!=' | '>' | '>=' | '<' | '<=' | '~';
+export type ComparisonOperator = '=' | '!=' | '>' | '>=' | '<' | '<=' | '~' | '~*' | '!~*';
 
 export type FilterNode =
   | { type: 'and'; operands: FilterNode[] }
@@ -70,7 +76,8 @@ function describe(token: Token): string {
 
 const WORD = /[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]*)*/y;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-const OPERATORS: ComparisonOperator[] = ['!=', '>=', '<=', '=', '>', '<', '~'];
+// Longest first: `!~*` before `!=`'s neighbour `~*`, and `~*` before `~`.
+const OPERATORS: ComparisonOperator[] = ['!~*', '!=', '>=', '<=', '=', '>', '<', '~*', '~'];
 const PUNCTUATION = ['&&', '||', '(', ')', '[', ']', ','] as const;
 const SIMPLE_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
@@ -123,7 +130,7 @@ function tokenize(text: string): Token[] {
 function unexpectedCharacterMessage(char: string): string {
   if (char === "'") return "unexpected character \"'\"; strings take double quotes";
   if (char === '&' || char === '|') return `unexpected character '${char}'; did you mean '${char}${char}'?`;
-  if (char === '!') return "unexpected character '!'; the only operator with '!' is '!='";
+  if (char === '!') return "unexpected character '!'; the operators with '!' are '!=' and '!~*'";
   return `unexpected character ${JSON.stringify(char)}`;
 }
 
@@ -177,7 +184,7 @@ function readNumber(text: string, start: number): { value: number; end: number }
 
 const EXPECTED_VALUE = 'a value (a string, number, true, false or null)';
 const EXPECTED_FIELD = "a field (data.<path>, id, createdAt or updatedAt) or '('";
-const EXPECTED_OPERATOR = 'an operator (=, !=, >, >=, <, <=, ~ or in)';
+const EXPECTED_OPERATOR = 'an operator (=, !=, >, >=, <, <=, ~, ~*, !~* or in)';
 const KEYWORD_VALUES: Record<string, FilterValue> = { true: true, false: false, null: null };
 
 export function parseFilter(text: string): FilterNode {
@@ -255,8 +262,8 @@ class Parser {
     const token = this.next();
     if (token.kind === 'word' && token.text === 'in') return { type: 'in', field, values: this.parseList(field) };
     if (token.kind !== 'operator') throw this.unexpected(token, EXPECTED_OPERATOR);
-    if (token.operator === '~' && field.kind === 'column') {
-      throw filterError(token.position, `'~' applies to data fields, not to ${field.name}`, { expected: EXPECTED_OPERATOR, found: "'~'" });
+    if (CONTAINS_OPERATORS.has(token.operator) && field.kind === 'column') {
+      throw filterError(token.position, `'${token.operator}' applies to data fields, not to ${field.name}`, { expected: EXPECTED_OPERATOR, found: `'${token.operator}'` });
     }
     const value = this.parseValue();
     checkValueFits(field, token.operator, value);
@@ -292,11 +299,16 @@ class Parser {
   }
 }
 
+const CONTAINS_OPERATORS: ReadonlySet<ComparisonOperator> = new Set(['~', '~*', '!~*']);
+
 /** Refuses comparisons that could never mean anything, so the caller learns of the mistake. */
 function checkValueFits(field: FieldRef, operator: ComparisonOperator | 'in', { value, position }: { value: FilterValue; position: number }): void {
   if (field.kind === 'column' && typeof value !== 'string') {
     const expected = `a string (${field.name} is text${field.name === 'id' ? '' : ', an ISO 8601 time'})`;
     throw filterError(position, `${field.name} compares with strings only`, { expected, found: JSON.stringify(value) });
+  }
+  if ((operator === '~*' || operator === '!~*') && typeof value !== 'string') {
+    throw filterError(position, `'${operator}' looks for a string, not ${JSON.stringify(value)}`, { expected: 'a string', found: JSON.stringify(value) });
   }
   const ordering = operator === '<' || operator === '<=' || operator === '>' || operator === '>=';
   if (ordering && typeof value !== 'number' && typeof value !== 'string') {

@@ -72,7 +72,8 @@ export const MAX_LIST_LIMIT = 1000;
 
 const CURSOR_COLUMNS: readonly CursorColumn[] = columnsOf([...RECORD_QUERYABLE, 'data']);
 
-function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered, keyGuard, budgeted }: RecordQueryScope) {
+/** The records of the scope (workspace, collection, live or trash) that the filter matches, nothing selected yet. */
+export function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered, keyGuard, budgeted }: RecordQueryScope) {
   let query = executor
     .selectFrom('records')
     .where('workspace_id', '=', workspaceId)
