@@ -385,7 +385,7 @@ export async function purgeRecord(deps: Deps, context: CollectionContext, idOrNa
  * its own key order), whatever the objects' prototypes (a merge patch builds null-prototype
  * objects, so that no caller's key reaches a prototype).
  */
-function sameJson(a: unknown, b: unknown): boolean {
+export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((item, index) => sameJson(item, (b as unknown[])[index]));
