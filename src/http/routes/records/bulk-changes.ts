@@ -13,7 +13,7 @@ const Filter = Type.String({
   minLength: 1,
   maxLength: FILTER_LIMITS.maxLength,
   description: `The records to change, in the filter syntax of the record list (live records only, never the trash); "${ALL_RECORDS}" for every live record.`,
-  examples: ['data.status = "trial" and createdAt < "2026-01-01"'],
+  examples: ['data.status = "trial" && createdAt < "2026-01-01"'],
 });
 const DryRun = Type.Optional(Type.Boolean({ default: false, description: 'Answer the counts and change nothing.' }));
 
@@ -23,9 +23,9 @@ const BulkUpdateBody = Type.Object(
     patch: AnyObject({ description: 'A JSON Merge Patch (RFC 7386) applied to each record\'s data: null removes a field, objects merge, anything else replaces.', examples: [{ status: 'expired', trialEndsAt: null }] }),
     dryRun: DryRun,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ filter: 'data.plan = "trial" && createdAt < "2026-01-01"', patch: { plan: 'expired', trialEndsAt: null } }] },
 );
-const BulkDeleteBody = Type.Object({ filter: Filter, dryRun: DryRun }, { additionalProperties: false });
+const BulkDeleteBody = Type.Object({ filter: Filter, dryRun: DryRun }, { additionalProperties: false, examples: [{ filter: 'data.status = "spam"', dryRun: true }] });
 
 const Matched = Type.Integer({ description: 'Live records the filter matches.' });
 const DryRunAnswer = Type.Boolean({ description: 'True when nothing was changed because the request asked only for the counts.' });
@@ -33,12 +33,12 @@ const BulkUpdateAnswer = Type.Object({
   matched: Matched,
   updated: Type.Integer({ description: 'Records the patch changed (or would change, on a dry run); a record it leaves as it is gets no new revision.' }),
   dryRun: DryRunAnswer,
-});
+}, { examples: [{ matched: 120, updated: 118, dryRun: false }] });
 const BulkDeleteAnswer = Type.Object({
   matched: Matched,
   trashed: Type.Integer({ description: 'Records moved to the trash (or that would be, on a dry run).' }),
   dryRun: DryRunAnswer,
-});
+}, { examples: [{ matched: 42, trashed: 42, dryRun: true }] });
 
 const LIMITS =
   'More matched records than PLAINBASE_BULK_MAX_RECORDS (100,000 by default) is 400 INVALID_REQUEST (details.limit), and nothing changes. See docs/bulk-changes.md.';
