@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { closeSender } from '../src/delivery/guard-options.js';
+import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { Client, expectError, inNewWorkspace, KeyClient, signedInOwner } from './support/client.js';
 import { outbox } from './support/events.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
+import { Receiver } from './support/receiver.js';
 
 /** Changes by filter (docs/bulk-changes.md): bulk-update and bulk-delete. */
 describeEachEngine('changes by filter', (engine) => {
@@ -14,14 +17,18 @@ describeEachEngine('changes by filter', (engine) => {
   let collectionNo = 0;
 
   beforeAll(async () => {
-    t = await startTestApp(engine, { bulkMaxRecords: CAP });
+    t = await startTestApp(engine, { bulkMaxRecords: CAP, env: 'development', webhookAllowPrivate: true });
     owner = await signedInOwner(t);
     other = await inNewWorkspace(t, owner, 'Second');
     const created = await owner.post('/v1/keys', { name: 'Cleaner', scopes: ['collections:create', 'records:create', 'records:read', 'records:update', 'records:delete'] });
     keyId = created.body.id;
     key = new KeyClient(t, created.body.secret);
   });
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    if (!t) return;
+    await closeSender(t.deps);
+    await t.close();
+  });
 
   /** A new collection of the same name in both workspaces, each holding the same records. */
   async function twoCollections(records: Record<string, unknown>[]): Promise<{ name: string; ids: string[]; otherIds: string[] }> {
@@ -92,6 +99,28 @@ describeEachEngine('changes by filter', (engine) => {
     expect((await eventsOf(collectionId)).length).toBe(eventsBefore + 3);
 
     expect(await stateOf(other, name)).toEqual(otherBefore);
+  });
+
+  it('delivers each changed record\'s event to webhooks once the change commits, and lists it in the event feed', async () => {
+    const receiver = new Receiver();
+    const url = await receiver.start();
+    try {
+      const { name, ids } = await twoCollections([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      const webhook = await owner.post('/v1/webhooks', { url, events: ['record.updated', 'record.deleted'] });
+      expect(webhook.status).toBe(201);
+      expect((await owner.post(`/v1/collections/${name}/records/bulk-update`, { filter: 'data.n >= 2', patch: { big: true } })).body.updated).toBe(2);
+      expect((await owner.post(`/v1/collections/${name}/records/bulk-delete`, { filter: 'data.n = 1' })).body.trashed).toBe(1);
+      await new DeliveryWorker(t.deps).drain();
+      const delivered = receiver.received.map((call) => JSON.parse(call.body.toString('utf8')));
+      expect(delivered.map((event) => [event.type, event.data.record.id]).sort()).toEqual([['record.deleted', ids[0]], ['record.updated', ids[1]], ['record.updated', ids[2]]].sort());
+      expect(delivered.find((event) => event.data.record.id === ids[2]).data.record.data).toEqual({ n: 3, big: true });
+      const feed = (await owner.get('/v1/events?limit=1000')).body.data as any[];
+      for (const event of delivered) expect(feed.map((listed) => listed.id)).toContain(event.id);
+      expect((await other.get('/v1/events?limit=1000')).body.data.some((listed: any) => delivered.some((event) => event.id === listed.id))).toBe(false);
+      await owner.delete(`/v1/webhooks/${webhook.body.id}`);
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('answers a dry run with the counts and writes nothing', async () => {
@@ -277,4 +306,46 @@ describeEachEngine('changes by filter', (engine) => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
   });
+});
+
+/** A change of many records writes its events in an import's lane of the outbox; they reach webhooks all the same. */
+describeEachEngine('a large change by filter', (engine) => {
+  let t: TestApp;
+  let owner: Client;
+  beforeAll(async () => {
+    t = await startTestApp(engine, { env: 'development', webhookAllowPrivate: true });
+    owner = await signedInOwner(t);
+  });
+  afterAll(async () => {
+    if (!t) return;
+    await closeSender(t.deps);
+    await t.close();
+  });
+
+  it('delivers the events of 1,200 changed records, each once', async () => {
+    const receiver = new Receiver();
+    const url = await receiver.start();
+    try {
+      const count = 1200;
+      expect((await owner.post('/v1/collections', { name: 'many' })).status).toBe(201);
+      const lines = Array.from({ length: count }, (_, n) => JSON.stringify({ n })).join('\n');
+      expect((await owner.call('POST', '/v1/collections/many/import', lines, { 'content-type': 'application/x-ndjson' })).body.imported).toBe(count);
+      const worker = new DeliveryWorker(t.deps);
+      await worker.drain();
+      expect((await owner.post('/v1/webhooks', { url, events: ['record.updated'] })).status).toBe(201);
+      expect((await owner.post('/v1/collections/many/records/bulk-update', { filter: '*', patch: { done: true } })).body).toEqual({ matched: count, updated: count, dryRun: false });
+      // Through an import's lane (its events carry the lane's id), as a large import's are.
+      const laned = await t.deps.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('type', '=', 'record.updated').where('import_id', 'is not', null).executeTakeFirstOrThrow();
+      expect(Number(laned.n)).toBe(count);
+      const waiting = async () => Number((await t.deps.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('fanned_out_at', 'is', null).executeTakeFirstOrThrow()).n);
+      for (let round = 0; round < 20 && (await waiting()) > 0; round += 1) await worker.drain();
+      expect(await waiting()).toBe(0);
+      const delivered = receiver.received.map((call) => JSON.parse(call.body.toString('utf8')));
+      expect(delivered.every((event) => event.type === 'record.updated' && event.data.record.data.done === true)).toBe(true);
+      expect(new Set(delivered.map((event) => event.data.record.id)).size).toBe(count);
+      expect(delivered).toHaveLength(count);
+    } finally {
+      await receiver.stop();
+    }
+  }, 120_000);
 });

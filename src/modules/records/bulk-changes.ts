@@ -7,7 +7,8 @@ import type { Deps } from '../../deps.js';
 import { AppError, invalidRequest } from '../../errors.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
-import { announceEvents, EventBatch, startImportEvents, type EventType } from '../events/outbox.js';
+import { announceEvents, EVENT_COLUMNS, EventBatch, startImportEvents, type EventType } from '../events/outbox.js';
+import { newId } from '../../ids.js';
 import { VERSION_COLUMNS, type VersionChange } from '../history/record-versions.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
@@ -26,9 +27,8 @@ import { sameJson } from './records.js';
  * The work is set-based: the records are read once (locked on PostgreSQL, so that a single write
  * racing the change waits for it and then finds the new revision), the new versions are written
  * in bulk (Dialect.prepareRows: multi-row INSERTs on SQLite, COPY on PostgreSQL), and the records
- * take their new state from those versions in one UPDATE … FROM. The events go through an import's
- * lane in the outbox (startImportEvents), as a large import's do, so that the webhook workers meet
- * them only once the change has committed.
+ * take their new state from those versions in one UPDATE … FROM. The events are written in bulk
+ * too; a large change's through an import's lane in the outbox (LANE_FROM).
  */
 
 /** The filter that matches every live record: a bulk change must say so rather than send nothing. */
@@ -198,6 +198,15 @@ export async function bulkTrashRecords(deps: Deps, context: CollectionContext, i
 const BATCH_ROWS = 5000;
 
 /**
+ * From this many events a change writes them in an import's lane of the outbox (as an import
+ * does): a long transaction's events would otherwise sit, invisible until its commit, in the
+ * index every round of the webhook worker walks (migration 0014). Fewer go in as ordinary
+ * events, fanned out in the next round like a single change's (the worker takes one lane of a
+ * workspace per round, so many small changes each in a lane would queue behind one another).
+ */
+const LANE_FROM = 1000;
+
+/**
  * Writes the changed records' versions, then their new state from those versions (one UPDATE …
  * FROM: the data is sent once), then their events. The join takes only versions of this change:
  * written at its time, one revision above the record's (a record's versions never go above its
@@ -235,12 +244,20 @@ async function applyChanges(
   if (Number(result.numAffectedRows ?? 0) !== changed.length) {
     throw new AppError('CONFLICT', 'Records changed while the bulk change ran; nothing was changed. Retry.');
   }
-  const importId = await startImportEvents(trx, how.at, workspaceId);
-  for (let start = 0; start < changed.length; start += BATCH_ROWS) {
-    const events = new EventBatch(how.at, workspaceId, collectionId, how.event, importId);
-    // The record.* payload of a single change, {"record": {"id", "data"}}, around the data's text.
-    for (const record of changed.slice(start, start + BATCH_ROWS)) events.add(`{"record":{"id":"${record.id}","data":${record.dataJson}}}`);
-    await events.prepareRows(deps.dialect).write(trx);
+  // The record.* payload of a single change, {"record": {"id", "data"}}, around the data's text.
+  const eventData = (record: ChangedRecord) => `{"record":{"id":"${record.id}","data":${record.dataJson}}}`;
+  if (changed.length >= LANE_FROM) {
+    const importId = await startImportEvents(trx, how.at, workspaceId);
+    for (let start = 0; start < changed.length; start += BATCH_ROWS) {
+      const events = new EventBatch(how.at, workspaceId, collectionId, how.event, importId);
+      for (const record of changed.slice(start, start + BATCH_ROWS)) events.add(eventData(record));
+      await events.prepareRows(deps.dialect).write(trx);
+    }
+  } else {
+    const values: unknown[] = [];
+    // In the order of EVENT_COLUMNS: the outbox's ordinary rows, as emitEvents writes them.
+    for (const record of changed) values.push(newId('evt', how.at.getTime()), workspaceId, collectionId, how.event, eventData(record), at);
+    await deps.dialect.prepareRows('events', EVENT_COLUMNS, values).write(trx);
   }
   await announceEvents(trx);
 }
