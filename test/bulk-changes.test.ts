@@ -284,6 +284,9 @@ describeEachEngine('changes by filter', (engine) => {
       expect(String(error.details?.field ?? 'body'), JSON.stringify(body).slice(0, 80)).toContain(field);
     }
     expectError(await owner.post(`/v1/collections/${name}/records/bulk-delete`, { filter: 'nope' }), 400, 'INVALID_REQUEST');
+    // A patch past the body limit (1 MiB) is refused as any such body is.
+    expectError(await owner.post(url, { filter: '*', patch: { big: 'x'.repeat(1_100_000) } }), 413, 'PAYLOAD_TOO_LARGE');
+    expectError(await owner.post(url, { filter: '*', patch: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])) }), 413, 'PAYLOAD_TOO_LARGE');
     expectError(await owner.call('POST', url, '{"filter":"*","patch":', { 'content-type': 'application/json' }), 400, 'INVALID_REQUEST');
     expect(await stateOf(owner, name)).toEqual(before);
 
