@@ -232,6 +232,53 @@ describeEachEngine('changes by filter', (engine) => {
     }
   });
 
+  it('keeps every record whole when single trashes race a bulk-update and single updates race a bulk-delete', async () => {
+    const count = 40;
+    const second = new Client(t);
+    Object.assign(second, { cookie: owner.cookie, workspaceId: owner.workspaceId });
+    const checkHistory = async (name: string, ids: string[]) => {
+      for (const id of ids) {
+        const got = await owner.get(`/v1/collections/${name}/records/${id}?trashed=true`);
+        expect(got.status).toBe(200);
+        const list = await versions(name, id);
+        const revision = Number(String(got.headers.etag).replaceAll('"', ''));
+        expect(list.map((version) => version.revision)).toEqual(Array.from({ length: revision }, (_, n) => revision - n));
+        expect(list[0].data).toEqual(got.body.data);
+        expect(list[0].change === 'trashed').toBe(got.body.trashedAt !== null);
+      }
+    };
+    {
+      const { name, ids } = await twoCollections(Array.from({ length: count }, (_, n) => ({ n })));
+      const [bulk, ...replies] = await Promise.all([
+        key.post(`/v1/collections/${name}/records/bulk-update`, { filter: '*', patch: { bulk: true } }),
+        ...ids.slice(0, 15).map((id) => second.delete(`/v1/collections/${name}/records/${id}`)),
+      ]);
+      expect([200]).toContain(bulk.status);
+      for (const reply of replies) expect([200, 412], JSON.stringify(reply.body)).toContain(reply.status);
+      await checkHistory(name, ids);
+      // Every record the bulk change matched has its patch; a trash that answered 200 holds.
+      for (const [index, reply] of replies.entries()) {
+        const got = await owner.get(`/v1/collections/${name}/records/${ids[index]}?trashed=true`);
+        if (reply.status === 200) expect(got.body.trashedAt).not.toBeNull();
+      }
+    }
+    {
+      const { name, ids } = await twoCollections(Array.from({ length: count }, (_, n) => ({ n })));
+      const [bulk, ...replies] = await Promise.all([
+        key.post(`/v1/collections/${name}/records/bulk-delete`, { filter: '*' }),
+        ...ids.slice(0, 15).map((id, i) => second.patch(`/v1/collections/${name}/records/${id}`, { data: { single: i } })),
+      ]);
+      expect(bulk.status).toBe(200);
+      expect(bulk.body.trashed).toBe(count);
+      for (const reply of replies) expect([200, 409, 412], JSON.stringify(reply.body)).toContain(reply.status);
+      await checkHistory(name, ids);
+      for (const [index, reply] of replies.entries()) {
+        const got = await owner.get(`/v1/collections/${name}/records/${ids[index]}?trashed=true`);
+        expect(got.body.data.single).toBe(reply.status === 200 ? index : undefined);
+      }
+    }
+  });
+
   it('lets only callers with the ability, on collections they may reach; never the public', async () => {
     const { name } = await twoCollections([{ n: 1 }]);
     // A public collection open to submissions (the anonymous caller below).

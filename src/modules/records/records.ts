@@ -341,7 +341,9 @@ export async function setRecordTrashed(
     }
     checkIfMatch(current, ifMatch);
     const changes = { trashed_at: trashed ? now.toISOString() : null, revision: current.revision + 1 };
-    await trx.updateTable('records').set(changes).where('id', '=', current.id).execute();
+    // As in updateRecord: a concurrent writer (a change by filter) that got there first wins.
+    const result = await trx.updateTable('records').set(changes).where('id', '=', current.id).where('revision', '=', current.revision).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while this change ran; retry.');
     const row = { ...current, ...changes };
     await keepVersion(trx, row, trashed ? 'trashed' : 'restored', now, context);
     const view = toRecordView(deps.dialect, row);
