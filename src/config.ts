@@ -31,6 +31,8 @@ export interface Config {
   importLimitBytes: number;
   /** Most records one import may bring in (PLAINBASE_IMPORT_MAX_RECORDS). */
   importMaxRecords: number;
+  /** Most records one change by filter may change (PLAINBASE_BULK_MAX_RECORDS). */
+  bulkMaxRecords: number;
   /** Largest page of a list in bytes: a page ends early, with a nextCursor, rather than pass it. */
   pageBytes: number;
   rateLimitPerKey: number;
@@ -306,6 +308,10 @@ export const VARIABLES = {
   IMPORT_MAX_RECORDS: {
     parse: wholeNumber(1, 1_000_000_000).default(1_000_000),
     default: '1000000',
+  },
+  BULK_MAX_RECORDS: {
+    parse: wholeNumber(1, 10_000_000).default(100_000),
+    default: '100000',
   },
   PAGE_BYTES: {
     parse: wholeNumber(64 * 1024, 1024 ** 3).default(16 * 1024 * 1024),
@@ -614,6 +620,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     bodyLimitBytes: v.BODY_LIMIT,
     importLimitBytes: v.IMPORT_LIMIT,
     importMaxRecords: v.IMPORT_MAX_RECORDS,
+    bulkMaxRecords: v.BULK_MAX_RECORDS,
     pageBytes: v.PAGE_BYTES,
     databasePoolSize: v.DATABASE_POOL_SIZE,
     rateLimitPerKey: v.RATE_LIMIT_PER_KEY,

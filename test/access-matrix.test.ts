@@ -94,6 +94,9 @@ const BODIES: Record<string, (caller: Caller) => unknown> = {
   'PUT /v1/collections/:col/records/:rec': (caller) => ({ data: recordDataOf(caller.collection) }),
   'POST /v1/collections/:col/records/:rec/files': (caller) => ({ fileId: matrixFiles[caller.collection] }),
   'POST /v1/keys/:key/rotate': () => ({ gracePeriodSeconds: 0 }),
+  // Dry runs: the walk's allowed cells change nothing that a later row needs.
+  'POST /v1/collections/:col/records/bulk-update': () => ({ filter: '*', patch: { matrix: true }, dryRun: true }),
+  'POST /v1/collections/:col/records/bulk-delete': () => ({ filter: '*', dryRun: true }),
 };
 
 /** The role behind the matrix's target key: the owner made it (test/support/matrix-callers.ts). */

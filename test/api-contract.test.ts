@@ -167,6 +167,8 @@ describeEachEngine('API contract', (engine) => {
       [program, 'POST', '/v1/collections/leads/records', '{"data":{}}', 'text/plain'],
       [owner, 'POST', `/v1/webhooks/${webhook.body.id}/disable`, 'please', 'text/plain'],
       [owner, 'POST', '/v1/invites', '<invite/>', 'application/xml'],
+      [owner, 'POST', '/v1/collections/leads/records/bulk-delete', 'filter=*', 'application/x-www-form-urlencoded'],
+      [owner, 'POST', '/v1/collections/leads/records/bulk-update', '{"filter":"*","patch":{}}', 'text/plain'],
     ];
     for (const [client, method, url, body, type] of cases) {
       const error = expectError(await client.call(method as 'POST', url, body, { 'content-type': type }), 415, 'UNSUPPORTED_MEDIA_TYPE');

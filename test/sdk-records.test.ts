@@ -136,6 +136,22 @@ describeEachEngine('SDK: records against a live server', (engine) => {
     expect((await rejection(records.restore(created.id))).code).toBe('CONFLICT');
   });
 
+  it('changes records by filter: bulkUpdate and bulkTrash, with a dry run, and a sorted export', async () => {
+    const pb = new Plainbase({ url: w.base, key: await w.main.key(WRITE) });
+    const leads = pb.collection<Lead>('leads').records;
+    for (const [n, city] of [[1, 'Oslo'], [2, 'Rome'], [3, 'Oslo']] as const) await leads.create({ name: `lead ${n}`, n, city });
+    expect(await leads.bulkUpdate('data.city = "Oslo"', { city: 'Bergen' }, { dryRun: true })).toEqual({ matched: 2, updated: 2, dryRun: true });
+    expect(await leads.bulkUpdate('data.city = "Oslo"', { city: 'Bergen', n: null })).toEqual({ matched: 2, updated: 2, dryRun: false });
+    expect((await leads.list({ sort: 'data.name' }).toArray()).map((r) => r.data)).toEqual([{ name: 'lead 1', city: 'Bergen' }, { name: 'lead 2', n: 2, city: 'Rome' }, { name: 'lead 3', city: 'Bergen' }]);
+    const exported = await new Response(await leads.export({ sort: '-data.name' })).text();
+    expect(exported.trim().split('\n').map((line) => JSON.parse(line).data.name)).toEqual(['lead 3', 'lead 2', 'lead 1']);
+    expect(await leads.bulkTrash('*')).toEqual({ matched: 3, trashed: 3, dryRun: false });
+    expect(await leads.list().toArray()).toEqual([]);
+    const refused = await rejection(leads.bulkTrash(''));
+    expect(refused).toBeInstanceOf(PlainbaseError);
+    expect((refused as PlainbaseError).status).toBe(400);
+  });
+
   it('lets exactly one of two clients racing to update with the same ETag win, every round', async () => {
     const first = new Plainbase({ url: w.base, key: await w.main.key(WRITE, 'first') }).collection<Lead>('leads').records;
     const second = new Plainbase({ url: w.base, key: await w.main.key(WRITE, 'second') }).collection<Lead>('leads').records;

@@ -66,6 +66,9 @@ export type FileInfo = SuccessBody<Operation<'/v1/collections/{col}/files/{fil}'
 
 /** What an import did: records created, rows refused. */
 export type ImportReport = SuccessBody<Operation<'/v1/collections/{col}/import', 'post'>>;
+/** What a change by filter answers. */
+export type BulkUpdateResult = SuccessBody<Operation<'/v1/collections/{col}/records/bulk-update', 'post'>>;
+export type BulkDeleteResult = SuccessBody<Operation<'/v1/collections/{col}/records/bulk-delete', 'post'>>;
 
 export type RecordListQuery = QueryOf<'/v1/collections/{col}/records', 'get'>;
 /** An aggregate's query: filter, groupBy, metrics, tz, sort, limit, cursor (docs/queries.md, Aggregates). */

@@ -1,4 +1,4 @@
-import type { AggregatePage, AggregateQuery, ExportQuery, ImportQuery, ImportReport, PlainbaseRecord, RecordListQuery, RecordPage } from './api-types.js';
+import type { AggregatePage, AggregateQuery, BulkDeleteResult, BulkUpdateResult, ExportQuery, ImportQuery, ImportReport, PlainbaseRecord, RecordListQuery, RecordPage } from './api-types.js';
 import type { Transport } from './http.js';
 import { prepareBody, type BodySource, type OnProgress } from './request-body.js';
 
@@ -31,6 +31,12 @@ export interface ImportOptions extends ImportQuery {
 }
 
 export interface ExportOptions extends ExportQuery {
+  signal?: AbortSignal;
+}
+
+export interface BulkOptions {
+  /** Answer the counts and change nothing. */
+  dryRun?: boolean;
   signal?: AbortSignal;
 }
 
@@ -117,6 +123,22 @@ export class Records<T = Record<string, unknown>> {
   }
 
   /**
+   * Merges `patch` into every live record `filter` matches (the list's filter syntax; `"*"` for
+   * every record), in one transaction: each changed record gets a revision, a version and a
+   * record.updated event. A record that would break the active schema changes nothing (422).
+   */
+  async bulkUpdate(filter: string, patch: MergePatch<T>, options: BulkOptions = {}): Promise<BulkUpdateResult> {
+    const { signal, dryRun } = options;
+    return this.http.json<BulkUpdateResult>('post', '/v1/collections/{col}/records/bulk-update', { path: { col: this.collection }, json: { filter, patch, ...(dryRun === undefined ? {} : { dryRun }) }, signal });
+  }
+
+  /** Moves every live record `filter` matches to the trash, in one transaction (record.deleted each). */
+  async bulkTrash(filter: string, options: BulkOptions = {}): Promise<BulkDeleteResult> {
+    const { signal, dryRun } = options;
+    return this.http.json<BulkDeleteResult>('post', '/v1/collections/{col}/records/bulk-delete', { path: { col: this.collection }, json: { filter, ...(dryRun === undefined ? {} : { dryRun }) }, signal });
+  }
+
+  /**
    * Imports records from NDJSON, a JSON array or CSV: a string, bytes, a Blob or File, a web
    * stream or a Node.js stream, sent as it is read. `mode: 'partial'` keeps the good rows and
    * reports the refused ones; the default refuses the whole import at its first bad row.
@@ -137,7 +159,7 @@ export class Records<T = Record<string, unknown>> {
 
   /**
    * The collection's records (not the trash) as NDJSON or CSV, as a web ReadableStream of bytes
-   * that the server writes as it reads: a consistent snapshot, oldest first. Errors (a missing
+   * that the server writes as it reads: a consistent snapshot, oldest first or by `sort`. Errors (a missing
    * scope, a bad filter) are thrown before any byte.
    */
   async export(options: ExportOptions = {}): Promise<ReadableStream<Uint8Array>> {

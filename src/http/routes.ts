@@ -24,6 +24,7 @@ import { registerListCollections } from './routes/collections/list-collections.j
 import { registerRestoreCollection } from './routes/collections/restore-collection.js';
 import { registerUpdateCollection } from './routes/collections/update-collection.js';
 import { registerGetSubmissionCounts } from './routes/collections/submission-counts.js';
+import { registerBulkDeleteRecords, registerBulkUpdateRecords } from './routes/records/bulk-changes.js';
 import { registerCreateRecord } from './routes/records/create-record.js';
 import { registerDeleteRecord } from './routes/records/delete-record.js';
 import { registerExportRecords } from './routes/records/export-records.js';
@@ -131,6 +132,8 @@ export const apiRoutes: RegisterRoute[] = [
   registerRevertActor,
   registerImportRecords,
   registerExportRecords,
+  registerBulkUpdateRecords,
+  registerBulkDeleteRecords,
   registerListIndexes,
   registerCreateIndex,
   registerDeleteIndex,

@@ -700,12 +700,52 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Stream a collection's records (not the trash) as NDJSON or CSV: a consistent snapshot, oldest first
+         * Stream a collection's records (not the trash) as NDJSON or CSV: a consistent snapshot, oldest first or sorted
          * @description See docs/import-export.md. The export is written on the server before it is sent: 429 RATE_LIMITED while the caller's or the workspace's exports not yet downloaded hold too much (retry-after), 409 CONFLICT (details.limit) when this export alone is larger than that limit. A download that takes nothing for PLAINBASE_EXPORT_STALL_SECONDS is cut off.
          */
         get: operations["records.export"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections/{col}/records/bulk-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge a patch into every live record a filter matches, in one transaction (emits record.updated per changed record)
+         * @description Every patched record must match the active schema, or nothing changes: 422 SCHEMA_VALIDATION_FAILED with details.records (up to 10: recordId and errors) and details.failed (how many). More matched records than PLAINBASE_BULK_MAX_RECORDS (100,000 by default) is 400 INVALID_REQUEST (details.limit), and nothing changes. See docs/bulk-changes.md.
+         */
+        post: operations["records.bulkUpdate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections/{col}/records/bulk-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move every live record a filter matches to the trash, in one transaction (emits record.deleted per record)
+         * @description More matched records than PLAINBASE_BULK_MAX_RECORDS (100,000 by default) is 400 INVALID_REQUEST (details.limit), and nothing changes. See docs/bulk-changes.md.
+         */
+        post: operations["records.bulkDelete"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7022,6 +7062,8 @@ export interface operations {
                 format?: "ndjson" | "csv";
                 /** @description Only the records matching it, in the filter syntax of the record list. */
                 filter?: string;
+                /** @description The order of the records, in the sort syntax of the record list (like -data.amount,createdAt); ties break by id. Default: oldest first. */
+                sort?: string;
                 /** @description CSV only: the data columns, like data.name,data.address.city. Default: the active schema's top-level properties, or every top-level key found. */
                 fields?: string;
             };
@@ -7052,6 +7094,221 @@ export interface operations {
                      *     rec_01jbx3m9k6t2v8w4y7z0a5c1d3,2026-11-05T10:00:00.000Z,2026-11-05T10:05:00.000Z,Ada Lovelace,36
                      */
                     "text/csv; charset=utf-8": string;
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "records.bulkUpdate": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filter": "data.plan = \"trial\" && createdAt < \"2026-01-01\"",
+                 *       "patch": {
+                 *         "plan": "expired",
+                 *         "trialEndsAt": null
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The records to change, in the filter syntax of the record list (live records only, never the trash); "*" for every live record.
+                     * @example data.status = "trial" && createdAt < "2026-01-01"
+                     */
+                    filter: string;
+                    /**
+                     * @description A JSON Merge Patch (RFC 7386) applied to each record's data: null removes a field, objects merge, anything else replaces.
+                     * @example {
+                     *       "status": "expired",
+                     *       "trialEndsAt": null
+                     *     }
+                     */
+                    patch: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description Answer the counts and change nothing.
+                     * @default false
+                     */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "matched": 120,
+                     *       "updated": 118,
+                     *       "dryRun": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Live records the filter matches. */
+                        matched: number;
+                        /** @description Records the patch changed (or would change, on a dry run); a record it leaves as it is gets no new revision. */
+                        updated: number;
+                        /** @description True when nothing was changed because the request asked only for the counts. */
+                        dryRun: boolean;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "records.bulkDelete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description The collection's id (col_…) or its name. */
+                col: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filter": "data.status = \"spam\"",
+                 *       "dryRun": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The records to change, in the filter syntax of the record list (live records only, never the trash); "*" for every live record.
+                     * @example data.status = "trial" && createdAt < "2026-01-01"
+                     */
+                    filter: string;
+                    /**
+                     * @description Answer the counts and change nothing.
+                     * @default false
+                     */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "matched": 42,
+                     *       "trashed": 42,
+                     *       "dryRun": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Live records the filter matches. */
+                        matched: number;
+                        /** @description Records moved to the trash (or that would be, on a dry run). */
+                        trashed: number;
+                        /** @description True when nothing was changed because the request asked only for the counts. */
+                        dryRun: boolean;
+                    };
                 };
             };
             /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */

@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Dialect } from '../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../db/schema.js';
-import { rowLimit } from '../../db/row-limit.js';
 import { visitRows, type RowBatches } from '../../db/row-stream.js';
 import type { Deps } from '../../deps.js';
 import { invalidRequest } from '../../errors.js';
@@ -11,7 +10,9 @@ import { ExportSpool } from './export-spool.js';
 import { cellText, csvLine } from './format-csv.js';
 import { parseFieldRef } from './query/field-ref.js';
 import { readAhead } from './read-ahead.js';
-import { compileFilter } from './query/compile.js';
+import { orderValues } from './query/compile.js';
+import { buildListRecordsQuery, type Cursor } from './query/list.js';
+import { formatSort, parseSort, type SortKey } from './query/sort-parser.js';
 import { parseFilter, type FilterNode } from './query/filter-parser.js';
 import { queryBudget, type QueryBudget } from './query/query-budget.js';
 import { columnsOf, exportLineJson, RECORD_EXPORT_COLUMNS, RECORD_EXPORT_CSV, type ExportColumn } from './record-shape.js';
@@ -24,6 +25,8 @@ export interface ExportOptions {
   filter?: string;
   /** CSV only: the data columns, comma separated, like `data.name,data.address.city`. */
   fields?: string;
+  /** The sort language of the record list (`-data.amount,createdAt`); by default oldest first. */
+  sort?: string;
 }
 
 export interface RecordExport {
@@ -49,6 +52,7 @@ interface ExportScope {
   dialect: Dialect;
   collection: CollectionsTable;
   filter: FilterNode | undefined;
+  sort: readonly SortKey[];
   /** PLAINBASE_PAGE_BYTES: the records of one chunk, in stored JSON text. */
   chunkBytes: number;
   /** How the rows of a chunk are read (read-ahead.ts). */
@@ -64,7 +68,8 @@ interface DataColumn {
 }
 
 /**
- * Streams a collection's records (not those in the trash) as NDJSON or CSV, oldest first. Every
+ * Streams a collection's records (not those in the trash) as NDJSON or CSV, oldest first or in
+ * the order of `sort`. Every
  * page is read inside one snapshot (Deps.openSnapshot), so the export is exactly the records
  * that existed when it started, whatever is written meanwhile; and only about one chunk of
  * records is in memory at a time. Everything that can be refused (filter, fields, the
@@ -78,6 +83,7 @@ interface DataColumn {
  */
 export async function exportRecords(deps: Deps, workspaceId: string, idOrName: string, options: ExportOptions, caller: string): Promise<RecordExport> {
   const filter = options.filter === undefined ? undefined : parseFilter(options.filter);
+  const sort = parseSort(options.sort);
   if (options.fields !== undefined && options.format !== 'csv') {
     throw invalidRequest('fields chooses the columns of a CSV export; NDJSON always has every field.', { field: 'querystring.fields' });
   }
@@ -89,8 +95,8 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
     const snapshot = await deps.openSnapshot();
     try {
       const collection = await findCollection(snapshot.db, workspaceId, idOrName);
-      const budget = queryBudget(deps, workspaceId, 'credentialed', filter !== undefined);
-      const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS), budget };
+      const budget = queryBudget(deps, workspaceId, 'credentialed', filter !== undefined || Boolean(options.sort?.trim()));
+      const scope: ExportScope = { executor: snapshot.db, dialect: deps.dialect, collection, filter, sort, chunkBytes: deps.config.pageBytes, batches: readAhead(deps, PAGE_ROWS), budget };
       const chunks = options.format === 'ndjson' ? ndjsonChunks(scope) : csvChunks(scope, requested ?? (await defaultColumns(scope)));
       await spool.write(chunks);
       collectionName = collection.name;
@@ -105,30 +111,35 @@ export async function exportRecords(deps: Deps, workspaceId: string, idOrName: s
 }
 
 /**
- * The live records of the scope in id order (creation order), a chunk at a time, by keyset: up
- * to PAGE_ROWS records, fewer when the next would take the chunk past scope.chunkBytes (at least
- * one). Rows are read one by one (visitRows), so no more than the chunk is ever held.
+ * The live records of the scope in the sort's order (by default id order, which is creation
+ * order), a chunk at a time, by keyset as the record list pages (query/list.ts): up to PAGE_ROWS
+ * records, fewer when the next would take the chunk past scope.chunkBytes (at least one). Rows
+ * are read one by one (visitRows), so no more than the chunk is ever held.
  */
 async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
-  let after: string | null = null;
+  let after: Cursor | undefined;
+  const sortText = formatSort(scope.sort);
   for (;;) {
-    let query = scope.executor
-      .selectFrom('records')
-      .select(RECORD_EXPORT_COLUMNS)
-      .where('workspace_id', '=', scope.collection.workspace_id)
-      .where('collection_id', '=', scope.collection.id)
-      .where('trashed_at', 'is', null);
-    // The budget's check goes before the filter, so that rows the filter rejects reach it too.
-    if (scope.budget.applies && scope.dialect.statementBudgetCheck) query = query.where(scope.dialect.statementBudgetCheck);
-    if (scope.filter) query = query.where(compileFilter(scope.filter, scope.dialect));
-    if (after !== null) query = query.where('id', '>', after);
+    const compiled = buildListRecordsQuery({
+      executor: scope.executor,
+      dialect: scope.dialect,
+      workspaceId: scope.collection.workspace_id,
+      collectionId: scope.collection.id,
+      filter: scope.filter,
+      trashed: false,
+      // The budget's check goes before the filter, so that rows the filter rejects reach it too.
+      budgeted: scope.budget.applies,
+      sort: scope.sort,
+      limit: PAGE_ROWS,
+      after,
+      fields: RECORD_EXPORT_COLUMNS,
+    }).compile();
     const rows: ExportRow[] = [];
     let bytes = 0;
     let more = false;
-    const compiled = query.orderBy('id').limit(rowLimit(PAGE_ROWS)).compile();
     await scope.budget.run((timeLimitMs) => visitRows<ExportRow>(scope.executor, compiled, { ...scope.batches, timeLimitMs }, (row) => {
       const size = typeof row.data === 'string' ? Buffer.byteLength(row.data) : Buffer.byteLength(scope.dialect.jsonText(row.data));
-      if (rows.length > 0 && bytes + size > scope.chunkBytes) {
+      if (rows.length >= PAGE_ROWS || (rows.length > 0 && bytes + size > scope.chunkBytes)) {
         more = true;
         return false;
       }
@@ -137,8 +148,10 @@ async function* recordPages(scope: ExportScope): AsyncGenerator<ExportRow[]> {
       return true;
     }));
     if (rows.length > 0) yield rows;
-    if (!more && rows.length < PAGE_ROWS) return;
-    after = rows[rows.length - 1]!.id;
+    if (!more) return;
+    const last = rows[rows.length - 1]!;
+    const needsData = scope.sort.some((key) => key.field.kind === 'data');
+    after = { sort: sortText, values: orderValues(scope.sort, last, needsData ? scope.dialect.readJson(last.data) : undefined) as Cursor['values'] };
   }
 }
 

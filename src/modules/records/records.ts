@@ -341,7 +341,9 @@ export async function setRecordTrashed(
     }
     checkIfMatch(current, ifMatch);
     const changes = { trashed_at: trashed ? now.toISOString() : null, revision: current.revision + 1 };
-    await trx.updateTable('records').set(changes).where('id', '=', current.id).execute();
+    // As in updateRecord: a concurrent writer (a change by filter) that got there first wins.
+    const result = await trx.updateTable('records').set(changes).where('id', '=', current.id).where('revision', '=', current.revision).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new AppError('PRECONDITION_FAILED', 'The record changed while this change ran; retry.');
     const row = { ...current, ...changes };
     await keepVersion(trx, row, trashed ? 'trashed' : 'restored', now, context);
     const view = toRecordView(deps.dialect, row);
@@ -385,7 +387,7 @@ export async function purgeRecord(deps: Deps, context: CollectionContext, idOrNa
  * its own key order), whatever the objects' prototypes (a merge patch builds null-prototype
  * objects, so that no caller's key reaches a prototype).
  */
-function sameJson(a: unknown, b: unknown): boolean {
+export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((item, index) => sameJson(item, (b as unknown[])[index]));

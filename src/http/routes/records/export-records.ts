@@ -16,6 +16,10 @@ const ExportQuery = Type.Object(
   {
     format: Type.Optional(Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson' })),
     filter: Type.Optional(Type.String({ maxLength: FILTER_LIMITS.maxLength, description: 'Only the records matching it, in the filter syntax of the record list.' })),
+    sort: Type.Optional(Type.String({
+      maxLength: 500,
+      description: 'The order of the records, in the sort syntax of the record list (like -data.amount,createdAt); ties break by id. Default: oldest first.',
+    })),
     fields: Type.Optional(Type.String({
       maxLength: 20_000,
       description: 'CSV only: the data columns, like data.name,data.address.city. Default: the active schema\'s top-level properties, or every top-level key found.',
@@ -28,7 +32,7 @@ export const registerExportRecords: RegisterRoute = (app, deps) =>
   app.get('/v1/collections/:col/export', {
     config: { operation: 'records.export', access: needs('records:read') },
     schema: {
-      summary: "Stream a collection's records (not the trash) as NDJSON or CSV: a consistent snapshot, oldest first",
+      summary: "Stream a collection's records (not the trash) as NDJSON or CSV: a consistent snapshot, oldest first or sorted",
       description:
         'See docs/import-export.md. The export is written on the server before it is sent: 429 RATE_LIMITED while the caller\'s or the workspace\'s exports not yet downloaded hold too much (retry-after), 409 CONFLICT (details.limit) when this export alone is larger than that limit. A download that takes nothing for PLAINBASE_EXPORT_STALL_SECONDS is cut off.',
       tags: ['records'],
@@ -57,6 +61,7 @@ export const registerExportRecords: RegisterRoute = (app, deps) =>
         format,
         filter: request.query.filter,
         fields: request.query.fields,
+        sort: request.query.sort,
       }, request.auth.key?.key.id ?? request.auth.person?.id ?? 'anonymous');
       return reply
         .header('content-type', CONTENT_TYPES[format])
