@@ -39,9 +39,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('tsv', sql`tsvector`, (c) => c.notNull())
     .execute();
   await sql`create index record_search_tsv on record_search using gin (tsv)`.execute(db);
-  // The searched text of a record: the values at the paths, in order, objects and arrays as JSON text.
+  // The searched text of a record: the values at the paths, in order, objects and arrays as JSON
+  // text. ASCII punctuation becomes space, so words split where SQLite's unicode61 splits them:
+  // PostgreSQL's parser would keep ada@example.com, a URL or 3.14 as one word no search could name.
   await sql.raw(`create function plainbase_search_text(data jsonb, fields jsonb) returns text language sql immutable as $$
-    select coalesce(string_agg(data #>> string_to_array(substr(f, 6), '.'), ' ' order by n), '')
+    select regexp_replace(coalesce(string_agg(data #>> string_to_array(substr(f, 6), '.'), ' ' order by n), ''), '[[:punct:]]+', ' ', 'g')
       from jsonb_array_elements_text(fields) with ordinality as t(f, n)
   $$`).execute(db);
   await sql.raw(`create function plainbase_record_search() returns trigger language plpgsql as $$
