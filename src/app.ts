@@ -1,3 +1,4 @@
+import { startSearchBuilds, stopSearchBuilds } from './modules/search/search-builds.js';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type RouteOptions } from 'fastify';
@@ -129,6 +130,10 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     await closeEventStreams(deps);
     closeHub(deps);
   });
+  // Search indexes left half built (the process stopped) go on once the app is ready (search-builds.ts).
+  const logBuildError = (error: unknown) => app.log.error({ err: error }, 'building a search index failed');
+  app.addHook('onReady', async () => startSearchBuilds(deps, logBuildError));
+  app.addHook('onClose', () => stopSearchBuilds(deps));
 
   registerOperations(app, deps, metrics);
   for (const register of apiRoutes) register(app, deps);

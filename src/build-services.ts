@@ -13,6 +13,7 @@ import { noRememberedKeys } from './modules/keys/key-guess.js';
 import type { Lane } from './modules/records/query/query-budget.js';
 import { SubmissionCounts } from './modules/submissions/submission-counts.js';
 import { SubmissionLimits } from './modules/submissions/submission-limits.js';
+import { noSearchBuilds } from './modules/search/search-builds.js';
 import type { Services } from './services.js';
 import { SpoolQuota } from './spool-quota.js';
 import { makeArchiveShelf } from './storage/archive-shelf.js';
@@ -48,6 +49,7 @@ function buildServices(deps: Deps): Services {
     openStreams: new Set<EventStream>(),
     submissionCounts: new SubmissionCounts(),
     submissionLimits: new SubmissionLimits(),
+    searchBuilds: noSearchBuilds(),
   };
 }
 

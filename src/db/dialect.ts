@@ -201,6 +201,18 @@ export interface Dialect {
   timeBucket(column: 'created_at' | 'updated_at', unit: TimeBucketUnit, zone: string): RawBuilder<string>;
   /** A number as a double (IEEE 754, as JSON numbers are read): sums and averages agree on both engines. */
   doubleOf(number: Expression<number | null>): RawBuilder<number | null>;
+  /**
+   * Full-text search over `record_search` (migration 0020, modules/search/): the SQL for a search
+   * of `terms`, each words only (letters, digits, marks), so no engine syntax can come from them.
+   */
+  search(terms: readonly SearchTerm[]): SearchSql;
+  /**
+   * The statement that (re)writes the search rows of a collection's records with ids in
+   * (`after`, `last`], in one batch of a search index build (modules/search/search-builds.ts): from
+   * the searched paths of the collection's settings as they are, or removes them when it has none.
+   * Each engine's text is that of its trigger on `records` (migration 0020).
+   */
+  searchReindex(range: { collectionId: string; after: string; last: string }): RawBuilder<unknown>[];
   /** An index column over a nullable sort-key expression, ordered NULLs first ascending like our ORDER BY. */
   nullsFirstIndexColumn(expression: Expression<unknown>): RawBuilder<unknown>;
   /**
@@ -344,4 +356,35 @@ export const driverErrorCode = (error: unknown): string | undefined => errorCode
 /** The driver's own error: the error itself, or the cause of the app error it was mapped to. */
 export function driverError(error: unknown): unknown {
   return error instanceof DatabaseError ? error.cause : error;
+}
+
+/** One term of a search: words that follow each other (one word, or a quoted phrase), the last one a prefix or not. */
+export interface SearchTerm {
+  words: string[];
+  prefix: boolean;
+}
+
+/** A search in SQL (Dialect.search): every term must match. */
+export interface SearchSql {
+  /** Records (of the query's `records`) whose text matches: a filter, for lists in another order and counts. */
+  matches: RawBuilder<SqlBool>;
+  /** For ranked lists: how `record_search` joins `records`, and the condition on the joined row. */
+  joinOn: RawBuilder<SqlBool>;
+  joinedMatch: RawBuilder<SqlBool>;
+  /**
+   * The joined row's score, higher first. It depends on the record's own text only (how often
+   * the terms occur in it, and its length), never on other records: another workspace's records
+   * cannot move a record up or down.
+   */
+  score: RawBuilder<number>;
+  /** A score from a cursor, as the engine compares it with `score` exactly. */
+  scoreValue(value: number): RawBuilder<number>;
+}
+
+/** The terms' words, checked to be words only: what lets Dialect.search write them into the engine's query text. */
+export function checkedSearchWords(terms: readonly SearchTerm[]): readonly SearchTerm[] {
+  for (const term of terms) {
+    if (term.words.length === 0 || !term.words.every((word) => /^[\p{L}\p{N}\p{M}]+$/u.test(word))) throw new Error('a search term holds something other than words');
+  }
+  return terms;
 }

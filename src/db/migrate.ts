@@ -20,6 +20,7 @@ import * as submissionCounts from './migrations/0016-submission-counts.js';
 import * as recordVersions from './migrations/0017-record-versions.js';
 import * as recordVersionsByActor from './migrations/0018-record-versions-by-actor.js';
 import * as backupRuns from './migrations/0019-backup-runs.js';
+import * as recordSearch from './migrations/0020-record-search.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '0017-record-versions': recordVersions,
   '0018-record-versions-by-actor': recordVersionsByActor,
   '0019-backup-runs': backupRuns,
+  '0020-record-search': recordSearch,
 };
 
 

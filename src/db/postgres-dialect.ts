@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type NotificationChannel, type TableColumns } from './dialect.js';
+import { checkedPath, checkedSearchWords, driverError, driverErrorCode, rankLiteral, type Dialect, type NotificationChannel, type TableColumns } from './dialect.js';
 import { prepareCopy } from './postgres-copy.js';
 import type { TimeBucketUnit } from './time-buckets.js';
 
@@ -91,6 +91,31 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   foldAsciiCase: (text) => sql<string | null>`lower((${text}) collate "C")`,
   timeBucket: (column, unit, zone) => pgTimeBucket(column, unit, zone),
   doubleOf: (number) => sql<number | null>`cast(${number} as double precision)`,
+  search: (terms) => {
+    // A tsquery of quoted lexemes: 'a' <-> 'b' a phrase, 'b':* a prefix, & between terms.
+    const text = checkedSearchWords(terms)
+      .map((term) => `(${term.words.map((word, i) => `'${word}'${term.prefix && i === term.words.length - 1 ? ':*' : ''}`).join(' <-> ')})`)
+      .join(' & ');
+    const query = sql`to_tsquery('simple', ${text})`;
+    return {
+      matches: sql<SqlBool>`records.id in (select record_id from record_search where tsv @@ ${query})`,
+      joinOn: sql<SqlBool>`record_search.record_id = records.id`,
+      joinedMatch: sql<SqlBool>`record_search.tsv @@ ${query}`,
+      // Normalisation 1: divided by 1 + the log of the text's length.
+      score: sql<number>`ts_rank(record_search.tsv, ${query}, 1)`,
+      scoreValue: (value) => sql<number>`cast(${value} as real)`,
+    };
+  },
+  searchReindex: ({ collectionId, after, last }) => [
+    // The batch's records locked and read as they are now, so a change committed meanwhile is not
+    // overwritten with older text; the trigger (plainbase_record_search) writes what comes after.
+    sql`with batch as (select id, data from records where collection_id = ${collectionId} and id > ${after} and id <= ${last} for update),
+         fields as (select settings::jsonb -> 'searchFields' as paths from collections where id = ${collectionId}),
+         gone as (delete from record_search where record_id in (select id from batch) and (select jsonb_typeof(paths) from fields) is distinct from 'array')
+       insert into record_search (record_id, tsv)
+       select batch.id, to_tsvector('simple', plainbase_search_text(batch.data, fields.paths)) from batch, fields where jsonb_typeof(fields.paths) = 'array'
+       on conflict (record_id) do update set tsv = excluded.tsv`,
+  ],
   nullsFirstIndexColumn: (expression) => sql`${expression} nulls first`,
   recordIndexesLeadWithCollection: false,
   preparesRecordQueries: true,

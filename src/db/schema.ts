@@ -88,6 +88,8 @@ export interface CollectionsTable {
   /** JSON text. */
   settings: string;
   active_schema_version: number | null;
+  /** JSON: the progress of building the search index (collections/search-settings.ts); null when built. */
+  search_build: string | null;
   created_at: string;
   updated_at: string;
   trashed_at: string | null;

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { checkedPath, driverError, driverErrorCode, rankLiteral, type Dialect, type JsonScalar } from './dialect.js';
+import { checkedPath, checkedSearchWords, driverError, driverErrorCode, rankLiteral, type Dialect, type JsonScalar } from './dialect.js';
 import { insertValues } from './insert-rows.js';
 import { SQLITE_BUDGET_FUNCTION, SqliteBudgetSpent } from './statement-budget.js';
 import { SQLITE_TIME_BUCKET_FUNCTION } from './time-buckets.js';
@@ -77,6 +77,29 @@ export const sqliteDialect: Dialect = {
   // SQLite has no time zones: the connection's own function asks the runtime's (time-buckets.ts).
   timeBucket: (column, unit, zone) => sql<string>`${sql.raw(SQLITE_TIME_BUCKET_FUNCTION)}(${sql.ref(column)}, ${sql.lit(unit)}, ${zone})`,
   doubleOf: (number) => sql<number | null>`cast(${number} as real)`,
+  search: (terms) => {
+    // FTS5's query language: each term a quoted string of words ("a b" is a phrase, "a b"* its last word a prefix), all of them required.
+    const text = checkedSearchWords(terms).map((term) => `"${term.words.join(' ')}"${term.prefix ? '*' : ''}`).join(' AND ');
+    // The matches highlight() marks in the record's text (one char(2) each), per character of it; bm25 would weigh by every workspace's records.
+    const marked = sql`highlight(record_search, 0, char(2), '')`;
+    return {
+      matches: sql<SqlBool>`records.rowid in (select rowid from record_search where record_search match ${text})`,
+      joinOn: sql<SqlBool>`record_search.rowid = records.rowid`,
+      joinedMatch: sql<SqlBool>`record_search match ${text}`,
+      score: sql<number>`((length(${marked}) - length(replace(${marked}, char(2), ''))) * 1.0 / (length(record_search.body) + 50))`,
+      scoreValue: (value) => sql<number>`${value}`,
+    };
+  },
+  searchReindex: ({ collectionId, after, last }) => {
+    const batch = sql`records.collection_id = ${collectionId} and records.id > ${after} and records.id <= ${last}`;
+    // As the trigger records_search_insert writes it, with the record's data for new.data.
+    const text = sql.raw(`coalesce((select group_concat(json_extract(records.data, '$' || substr(f.value, 5)), ' ') from json_each(c.settings, '$.searchFields') f), '')`);
+    return [
+      sql`delete from record_search where rowid in (select rowid from records where ${batch})`,
+      sql`insert into record_search (rowid, body) select records.rowid, ${text} from records join collections c on c.id = records.collection_id
+          where ${batch} and json_type(c.settings, '$.searchFields') = 'array'`,
+    ];
+  },
   nullsFirstIndexColumn: (expression) => sql`${expression}`,
   recordIndexesLeadWithCollection: true,
   preparesRecordQueries: false,

@@ -7,6 +7,7 @@ import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
+import { checkedSearchFields, searchView, storedSearchFields, type SearchView } from './search-settings.js';
 import { publicSubmissions, storedSubmissions, submissionsToStore, type PublicSubmissions, type SubmissionsInput } from './submission-settings.js';
 
 export const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
@@ -16,12 +17,16 @@ export interface CollectionSettings {
   description: string;
   /** Public submissions (submission-settings.ts), without the CAPTCHA secret. */
   submissions?: PublicSubmissions;
+  /** The data paths full-text search looks in (search-settings.ts). */
+  searchFields?: string[];
 }
 
 /** What a create or an update may send as settings. */
 export interface SettingsInput {
   description?: string;
   submissions?: SubmissionsInput;
+  /** null or [] turns search off. */
+  searchFields?: string[] | null;
 }
 
 /** The settings as stored: the CAPTCHA secret included. Only the submission gate reads it. */
@@ -35,6 +40,11 @@ function settingsToStore(input: SettingsInput | undefined, before: Record<string
   const settings: Record<string, unknown> = { description: '', ...before };
   if (input?.description !== undefined) settings.description = input.description;
   if (input?.submissions !== undefined) settings.submissions = submissionsToStore(input.submissions, storedSubmissions(before));
+  if (input?.searchFields !== undefined) {
+    const fields = checkedSearchFields(input.searchFields);
+    if (fields) settings.searchFields = fields;
+    else delete settings.searchFields;
+  }
   return JSON.stringify(settings);
 }
 
@@ -44,6 +54,8 @@ export interface CollectionView {
   public: boolean;
   settings: CollectionSettings;
   activeSchemaVersion: number | null;
+  /** Only with settings.searchFields: whether its index is built, or how far. */
+  search?: SearchView;
   createdAt: string;
   updatedAt: string;
   trashedAt: string | null;
@@ -56,12 +68,15 @@ export interface CollectionContext {
 }
 
 export function toCollectionView(row: CollectionsTable): CollectionView {
+  const settings = settingsView(storedSettings(row));
+  const search = searchView(row, settings.searchFields ?? null);
   return {
     id: row.id,
     name: row.name,
     public: Boolean(row.public),
-    settings: settingsView(storedSettings(row)),
+    settings,
     activeSchemaVersion: row.active_schema_version,
+    ...(search ? { search } : {}),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     trashedAt: row.trashed_at,
@@ -73,6 +88,8 @@ function settingsView(stored: Record<string, unknown>): CollectionSettings {
   const view: CollectionSettings = { description: typeof stored.description === 'string' ? stored.description : '' };
   const submissions = storedSubmissions(stored);
   if (submissions) view.submissions = publicSubmissions(submissions);
+  const searchFields = storedSearchFields(stored);
+  if (searchFields) view.searchFields = searchFields;
   return view;
 }
 
@@ -85,7 +102,7 @@ const eventData = (view: CollectionView) => ({
  * A collection by id, and by name: every record read starts with one of these, so they take the
  * direct path (db/direct-query.ts) instead of building and compiling a Kysely query each time.
  */
-const COLLECTION_COLUMNS = 'id, workspace_id, name, public, settings, active_schema_version, created_at, updated_at, trashed_at';
+const COLLECTION_COLUMNS = 'id, workspace_id, name, public, settings, active_schema_version, search_build, created_at, updated_at, trashed_at';
 const collectionById = directQuery<CollectionsTable>('plainbase_collection_by_id', (parameter) =>
   `select ${COLLECTION_COLUMNS} from collections where workspace_id = ${parameter(1)} and id = ${parameter(2)}`);
 const collectionByName = directQuery<CollectionsTable>('plainbase_collection_by_name', (parameter) =>
@@ -163,6 +180,8 @@ export async function createCollection(
     public: input.public ? 1 : 0,
     settings: settingsToStore(input.settings, {}),
     active_schema_version: null,
+    // A new collection has no records to index.
+    search_build: null,
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
     trashed_at: null,
@@ -226,10 +245,12 @@ export async function updateCollection(
   return deps.db.transaction().execute(async (trx) => {
     const current = await findCollection(trx, context.workspaceId, idOrName);
     if (input.name !== undefined && input.name !== current.name) await assertNameFree(trx, context.workspaceId, input.name);
+    const settings = settingsToStore(input.settings, storedSettings(current));
     const changes = {
       name: input.name ?? current.name,
       public: input.public === undefined ? current.public : input.public ? 1 : 0,
-      settings: settingsToStore(input.settings, storedSettings(current)),
+      settings,
+      search_build: await searchBuildAfter(trx, current, settings),
       updated_at: now.toISOString(),
     };
     await trx.updateTable('collections').set(changes).where('id', '=', current.id).execute();
@@ -244,6 +265,25 @@ export async function updateCollection(
     });
     return view;
   });
+}
+
+/**
+ * Where the search index stands once the settings are `settings`: unchanged while the searched
+ * paths are, otherwise to be rebuilt (or, without paths, emptied) from the first record in the
+ * background (modules/search/search-builds.ts), from now on with the new paths for every record
+ * written (the triggers read them from the settings).
+ */
+async function searchBuildAfter(trx: Executor, current: CollectionsTable, settings: string): Promise<string | null> {
+  const before = storedSearchFields(storedSettings(current));
+  const after = storedSearchFields(storedSettings({ settings }));
+  if (JSON.stringify(before) === JSON.stringify(after)) return current.search_build;
+  const { count } = await trx
+    .selectFrom('records')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+    .where('workspace_id', '=', current.workspace_id)
+    .where('collection_id', '=', current.id)
+    .executeTakeFirstOrThrow();
+  return Number(count) === 0 ? null : JSON.stringify({ indexed: 0, total: Number(count), after: null });
 }
 
 /** To the trash: the collection and its records become unreachable; the name stays taken. */

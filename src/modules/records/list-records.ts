@@ -12,7 +12,8 @@ import { attachedFileIdsOf, withAttachedFiles } from '../files/attached-files.js
 import type { KeyGuard, KeyGuess } from '../keys/key-guess.js';
 import { fieldValueOf, parseFieldRef } from './query/field-ref.js';
 import { parseFilter } from './query/filter-parser.js';
-import { bindsScopeFirst, buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, encodeCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
+import { searchOf } from '../search/search.js';
+import { bindsScopeFirst, buildListRecordsQuery, compiledReusableListQuery, countRecords, decodeCursor, decodeRankedCursor, encodeCursor, encodeRankedCursor, reusableListQuery, type CursorColumn, type ListedFiles, type RecordQueryScope, type ReusableListQuery } from './query/list.js';
 import { queryBudget, type QueryCaller } from './query/query-budget.js';
 import { parseSort, type SortKey } from './query/sort-parser.js';
 import { readAhead } from './read-ahead.js';
@@ -28,6 +29,8 @@ export interface ListQuery {
   fields?: string;
   /** Also answer how many records match (one more query, so off by default). */
   count?: boolean;
+  /** Full-text search (search/search.ts): words, "phrases", prefix*; best match first unless `sort` is given. */
+  search?: string;
 }
 
 export interface RecordPage {
@@ -44,7 +47,7 @@ export interface RecordPage {
 const LISTED_COLUMNS = RECORD_LISTED_COLUMNS;
 /** The live records' list: trashed_at is null in every row it can return, so it is not read. */
 const LIVE_LISTED_COLUMNS = RECORD_LISTED_COLUMNS.filter((column) => column !== 'trashed_at');
-type ListedRow = RecordReadRow & Pick<RecordsTable, CursorColumn> & Partial<ListedFiles>;
+type ListedRow = RecordReadRow & Pick<RecordsTable, CursorColumn> & Partial<ListedFiles> & { search_score?: number | string };
 
 /**
  * First-page list queries by engine, trash, limit, sort and filter, compiled (ReusableListQuery): a
@@ -76,7 +79,8 @@ function reusableListFor(key: string, make: () => ReusableListQuery | null): Reu
  * anonymous caller's is smaller.
  */
 export async function listRecords(deps: Deps, workspaceId: string, idOrName: string, query: ListQuery, guess?: KeyGuess, caller: QueryCaller = 'credentialed'): Promise<RecordPage> {
-  const remembered = rememberedCollection(deps, workspaceId, idOrName);
+  // A search needs the collection's search state as it is now, which a remembered copy may not have.
+  const remembered = query.search === undefined ? rememberedCollection(deps, workspaceId, idOrName) : undefined;
   if (remembered) {
     const keyGuard = guess && !guess.settled ? guess.guard : undefined;
     const page = await listPage(deps, remembered, { remembered, keyGuard }, query, caller);
@@ -100,7 +104,10 @@ interface PageGuards {
 async function listPage(deps: Deps, collection: CollectionsTable, { remembered, keyGuard }: PageGuards, query: ListQuery, caller: QueryCaller): Promise<RecordPage> {
   const workspaceId = collection.workspace_id;
   // A page without filter or sort reads an index from its start: only what the caller shapes is budgeted.
-  const pageBudget = queryBudget(deps, workspaceId, caller, Boolean(query.filter) || Boolean(query.sort));
+  const pageBudget = queryBudget(deps, workspaceId, caller, Boolean(query.filter) || Boolean(query.sort) || query.search !== undefined);
+  const search = query.search === undefined ? undefined : searchOf(deps, collection, query.search);
+  // Best match first when no sort is asked for.
+  const ranked = search !== undefined && !query.sort;
   const trashed = query.trashed ?? false;
   const fields = trashed ? LISTED_COLUMNS : LIVE_LISTED_COLUMNS;
   const pick = query.fields ? parseFields(query.fields) : null;
@@ -108,21 +115,26 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
   let scope: RecordQueryScope | undefined;
   const parsedScope = (): RecordQueryScope => (scope ??= {
     executor: deps.db, dialect: deps.dialect, workspaceId, collectionId: collection.id, trashed, remembered, keyGuard, budgeted: pageBudget.applies,
-    filter: query.filter ? parseFilter(query.filter) : undefined,
+    filter: query.filter ? parseFilter(query.filter) : undefined, search,
   });
   let sort: readonly SortKey[];
   let compiled: CompiledQuery;
   // Where the query names its collection as a literal (Dialect.preparesRecordQueries), it is kept per collection.
   const collectionInText = deps.dialect.preparesRecordQueries ? collection.id : '';
-  const key = query.cursor === undefined ? `${deps.dialect.engine}\n${collectionInText}\n${trashed}\n${remembered !== undefined}\n${keyGuard !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
+  const key = query.cursor === undefined && search === undefined ? `${deps.dialect.engine}\n${collectionInText}\n${trashed}\n${remembered !== undefined}\n${keyGuard !== undefined}\n${query.limit}\n${query.sort ?? ''}\n${query.filter ?? ''}` : null;
   // Where statements are round trips, each record's files come with it (the statement probes for
   // any file of the collection first), instead of from a probe and a statement for the page's.
-  const withFiles = deps.dialect.statementsRoundTrip;
+  // (Not a ranked page's: its score, in the select list, binds values before the scope's.)
+  const withFiles = deps.dialect.statementsRoundTrip && !ranked;
   const reusable = key === null ? null : reusableListFor(key, () => reusableListQuery({ ...parsedScope(), sort: parseSort(query.sort), limit: query.limit, fields, withFiles }));
   const explained = <T>(work: Promise<T>) => explainingUnreadable(deps, workspaceId, collection.id, work);
   if (reusable) {
     sort = reusable.sort;
     compiled = compiledReusableListQuery(reusable, { workspaceId, collectionId: collection.id, remembered, keyGuard });
+  } else if (ranked) {
+    sort = [];
+    const rankedAfter = query.cursor ? decodeRankedCursor(query.cursor) : undefined;
+    compiled = buildListRecordsQuery({ ...parsedScope(), sort, limit: query.limit, fields, withFiles, ranked, rankedAfter }).compile();
   } else {
     sort = parseSort(query.sort);
     const after = query.cursor ? decodeCursor(query.cursor, sort) : undefined;
@@ -148,7 +160,7 @@ async function listPage(deps: Deps, collection: CollectionsTable, { remembered, 
     }
   }
   const last = rows[rows.length - 1];
-  const page: RecordPage = { data, nextCursor: (more || cut) && last ? encodeCursor(last, sort) : null };
+  const page: RecordPage = { data, nextCursor: (more || cut) && last ? (ranked ? encodeRankedCursor(last) : encodeCursor(last, sort)) : null };
   if (query.count) {
     // A count reads every matching record, filter or not.
     const countBudget = queryBudget(deps, workspaceId, caller, true);

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MAX_SEARCH_FIELDS } from '../../../modules/collections/search-settings.js';
 import { MAX_ORIGINS } from '../../../modules/collections/submission-settings.js';
 import { EXAMPLE_LATER, EXAMPLE_TIME, exampleId, Timestamp } from '../../schemas.js';
 
@@ -37,9 +38,27 @@ const SubmissionsView = Type.Object({
   captcha: Type.Optional(Type.Object({ provider: Provider })),
 });
 
+const SearchFields = Type.Array(Type.String({ maxLength: 1100 }), {
+  maxItems: MAX_SEARCH_FIELDS,
+  description: `The data paths full-text search looks in (?search= on the records list; docs/queries.md, Search), like ["data.title", "data.body"]: at most ${MAX_SEARCH_FIELDS}. Changing them rebuilds the index in the background; null or [] turns search off.`,
+});
+
 export const Settings = Type.Object(
-  { description: Type.Optional(Type.String({ maxLength: 2000 })), submissions: Type.Optional(SubmissionsInput) },
-  { additionalProperties: false, description: 'Collection settings: a description and public submissions (docs/data-api.md, Collections). An unknown setting is refused.' },
+  {
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    submissions: Type.Optional(SubmissionsInput),
+    searchFields: Type.Optional(Type.Union([SearchFields, Type.Null()])),
+  },
+  { additionalProperties: false, description: 'Collection settings: a description, public submissions and the searched fields (docs/data-api.md, Collections). An unknown setting is refused.' },
+);
+
+const SearchState = Type.Object(
+  {
+    state: Type.Union([Type.Literal('building'), Type.Literal('ready')]),
+    indexed: Type.Optional(Type.Integer({ description: 'While building: records indexed so far.' })),
+    total: Type.Optional(Type.Integer({ description: 'While building: records the collection held when the build began.' })),
+  },
+  { description: 'Only with settings.searchFields: the search index. ?search= answers 409 until it is ready.' },
 );
 
 export const COLLECTION_EXAMPLE = {
@@ -57,8 +76,9 @@ export const Collection = Type.Object({
   id: Type.String(),
   name: Type.String(),
   public: Type.Boolean(),
-  settings: Type.Object({ description: Type.String(), submissions: Type.Optional(SubmissionsView) }),
+  settings: Type.Object({ description: Type.String(), submissions: Type.Optional(SubmissionsView), searchFields: Type.Optional(Type.Array(Type.String())) }),
   activeSchemaVersion: Type.Union([Type.Integer(), Type.Null()]),
+  search: Type.Optional(SearchState),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   trashedAt: Type.Union([Timestamp, Type.Null()]),

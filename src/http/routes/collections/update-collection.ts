@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { updateCollection } from '../../../modules/collections/collections.js';
+import { startSearchBuilds } from '../../../modules/search/search-builds.js';
 import { needs } from '../../access.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { collectionContext } from '../../collection-context.js';
@@ -18,5 +19,10 @@ export const registerUpdateCollection: RegisterRoute = (app, deps) =>
       ),
       response: { 200: Collection },
     },
-    handler: async (request) => updateCollection(deps, collectionContext(request), request.params.col, request.body),
+    handler: async (request) => {
+      const collection = await updateCollection(deps, collectionContext(request), request.params.col, request.body);
+      // New searchFields: their index is built in the background (search-builds.ts).
+      if (collection.search?.state === 'building' || request.body.settings?.searchFields !== undefined) startSearchBuilds(deps, (error) => request.log.error({ err: error }, 'building a search index failed'));
+      return collection;
+    },
   });

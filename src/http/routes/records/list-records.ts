@@ -22,6 +22,7 @@ export const registerListRecords: RegisterRoute = (app, deps) =>
           filter: Type.Optional(Type.String({ maxLength: 4096, description: 'Like data.age >= 18 && (data.status = "open" || data.vip = true); see docs/queries.md.' })),
           sort: Type.Optional(Type.String({ maxLength: 500, description: 'Comma list, - for descending: -createdAt,data.name. Default: oldest first.' })),
           fields: Type.Optional(Type.String({ maxLength: 2000, description: 'Only these data paths in each record: data.name,data.address.city' })),
+          search: Type.Optional(Type.String({ maxLength: 1000, description: 'Full-text search in the collection\'s settings.searchFields: words (all must match), "quoted phrases", prefix*. Best match first unless sort is given; combines with filter. 400 without searchFields, 409 while the index is being built; see docs/queries.md, Search.' })),
           count: Type.Optional(Type.Boolean({ description: 'Also answer `total`, the number of matching records.' })),
           trashed: Type.Optional(Type.Boolean()),
           ...Paging,

@@ -1,5 +1,5 @@
-import { CompiledQuery, sql } from 'kysely';
-import type { Dialect } from '../../../db/dialect.js';
+import { CompiledQuery, sql, type SqlBool } from 'kysely';
+import type { Dialect, SearchSql } from '../../../db/dialect.js';
 import type { CollectionsTable, Executor, RecordsTable } from '../../../db/schema.js';
 import { rememberedGuardCondition, rememberedGuardValues } from '../../collections/remembered-collections.js';
 import { keyGuardBoundValues, keyGuardCondition, type KeyGuard } from '../../keys/key-guess.js';
@@ -50,6 +50,8 @@ export interface RecordQueryScope {
   keyGuard?: KeyGuard;
   /** The statement runs under a time budget (query-budget.ts): it carries the engine's budget check. */
   budgeted?: boolean;
+  /** Only records whose searched text matches (?search=, Dialect.search). */
+  search?: SearchSql;
 }
 
 export interface ListRecordsOptions<F extends keyof RecordsTable = keyof RecordsTable> extends RecordQueryScope {
@@ -61,6 +63,18 @@ export interface ListRecordsOptions<F extends keyof RecordsTable = keyof Records
   fields?: readonly F[];
   /** Also read each record's attached files (the `files` column of ListedFiles). */
   withFiles?: boolean;
+  /**
+   * With `search`: best match first (the score, then the id), instead of `sort`; each row has its
+   * `search_score`, and `rankedAfter` is a ranked cursor's position.
+   */
+  ranked?: boolean;
+  rankedAfter?: RankedCursor;
+}
+
+/** A ranked page's cursor: the last row's score and id. */
+export interface RankedCursor {
+  score: number;
+  id: string;
 }
 
 /** The attached files' ids as attachedFileIdsSql gives them (files/attached-files.ts). */
@@ -73,7 +87,7 @@ export const MAX_LIST_LIMIT = 1000;
 const CURSOR_COLUMNS: readonly CursorColumn[] = columnsOf([...RECORD_QUERYABLE, 'data']);
 
 /** The records of the scope (workspace, collection, live or trash) that the filter matches, nothing selected yet. */
-export function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered, keyGuard, budgeted }: RecordQueryScope) {
+export function scopedQuery({ executor, dialect, workspaceId, collectionId, filter, trashed, remembered, keyGuard, budgeted, search }: RecordQueryScope, searchJoined = false) {
   let query = executor
     .selectFrom('records')
     .where('workspace_id', '=', workspaceId)
@@ -89,6 +103,7 @@ export function scopedQuery({ executor, dialect, workspaceId, collectionId, filt
   // would otherwise never reach the check. It binds no value, so the scope's still come first.
   if (budgeted && dialect.statementBudgetCheck) query = query.where(dialect.statementBudgetCheck);
   if (filter) query = query.where(compileFilter(filter, dialect));
+  if (search && !searchJoined) query = query.where(search.matches);
   return query;
 }
 
@@ -97,16 +112,24 @@ export function scopedQuery({ executor, dialect, workspaceId, collectionId, filt
  * the filter pins to one value are left out of ORDER BY and the keyset: they order nothing.
  */
 export function buildListRecordsQuery<F extends keyof RecordsTable = keyof RecordsTable>(options: ListRecordsOptions<F>) {
-  const { dialect, filter, sort, limit, after, fields, withFiles } = options;
+  const { sort, limit, after, fields } = options;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
     throw new AppError('INVALID_REQUEST', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`, { field: 'querystring.limit' });
   }
   if (after && after.sort !== formatSort(sort)) throw cursorError('it was made for another sort');
+  const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
+  if (options.search && options.ranked) {
+    // Its rows are the same columns plus search_score (list-records.ts reads it for the cursor).
+    return rankedQuery(options, options.search, columns) as unknown as ReturnType<typeof sortedQuery<F>>;
+  }
+  return sortedQuery(options, columns);
+}
+
+function sortedQuery<F extends keyof RecordsTable>(options: ListRecordsOptions<F>, columns: readonly string[]) {
+  const { dialect, filter, sort, limit, after, withFiles } = options;
   const pinned = filter ? termsPinnedByFilter(filter, dialect) : new Set<string>();
   const terms = orderTerms(sort, dialect);
   const kept = terms.flatMap((term, i) => (pinned.has(term.key) ? [] : [{ term, value: after?.values[i] ?? null }]));
-
-  const columns = [...new Set([...(fields ?? RECORD_COLUMNS), ...CURSOR_COLUMNS])];
   let query = scopedQuery(options).select(columns as (keyof RecordsTable)[]);
   if (withFiles) query = query.select(sql.raw<string | null>(pageFilesSql(dialect)).as('files'));
   if (after) query = query.where(keysetCondition(kept.map(({ term }) => term), kept.map(({ value }) => value)));
@@ -114,6 +137,27 @@ export function buildListRecordsQuery<F extends keyof RecordsTable = keyof Recor
     query = query.orderBy(term.expression, orderModifiers(term));
   }
   return query.limit(rowLimit(limit + 1));
+}
+
+/**
+ * Best match first: the records joined with their search rows, by score (Dialect.search), ties by
+ * id; a cursor's position is the last row's score and id. The score is the record's own (its text
+ * and the search), so the same record scores the same on the next page unless it was changed.
+ */
+function rankedQuery(options: ListRecordsOptions, search: SearchSql, columns: readonly string[]) {
+  const { limit, rankedAfter, withFiles } = options;
+  if (withFiles) throw new Error('a ranked list reads its files after the page');
+  const selected = columns.map((column) => sql.ref(`records.${column}`).as(column));
+  // The joined table is not in the schema's types (the engines' tables differ): the join and the select are written as SQL.
+  let query = scopedQuery(options, true)
+    .innerJoin(sql`record_search`.as('record_search') as unknown as 'records', (join) => join.on(search.joinOn))
+    .where(search.joinedMatch)
+    .select([...selected, search.score.as('search_score')]);
+  if (rankedAfter) {
+    const score = search.scoreValue(rankedAfter.score);
+    query = query.where(sql<SqlBool>`(${search.score} < ${score} or (${search.score} = ${score} and records.id > ${rankedAfter.id}))`);
+  }
+  return query.orderBy(sql`search_score`, 'desc').orderBy(sql.ref('records.id'), 'asc').limit(rowLimit(limit + 1));
 }
 
 /**
@@ -232,6 +276,25 @@ export function decodeCursor(text: string, sort: readonly SortKey[]): Cursor {
   if (!Array.isArray(v) || v.length !== kinds.length) throw cursorError('it does not fit the sort');
   v.forEach((value, i) => checkCursorValue(kinds[i]!, value));
   return { sort: s, values: v };
+}
+
+/** A ranked page's cursor (?search= without sort): {r: the last row's score, i: its id}. */
+export function encodeRankedCursor(row: { id: string; search_score?: number | string }): string {
+  return Buffer.from(JSON.stringify({ r: Number(row.search_score), i: row.id }), 'utf8').toString('base64url');
+}
+
+export function decodeRankedCursor(text: string): RankedCursor {
+  let parsed: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error('not base64url');
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw cursorError('it is not one of ours');
+  }
+  if (typeof parsed !== 'object' || parsed === null || !Object.hasOwn(parsed, 'r') || !Object.hasOwn(parsed, 'i')) throw cursorError('it was not made for a search without sort');
+  const { r, i } = parsed as { r: unknown; i: unknown };
+  if (typeof r !== 'number' || !Number.isFinite(r) || typeof i !== 'string' || i.length > 64 || unstorableTextReason(i) !== undefined) throw cursorError('it does not fit the search');
+  return { score: r, id: i };
 }
 
 function checkCursorValue(part: ReturnType<typeof orderTermKinds>[number], value: unknown): void {
