@@ -18,6 +18,7 @@ import * as fairFanOut from './migrations/0014-fair-fan-out.js';
 import * as postgresLiveRecords from './migrations/0015-postgres-live-records.js';
 import * as submissionCounts from './migrations/0016-submission-counts.js';
 import * as recordVersions from './migrations/0017-record-versions.js';
+import * as deliveryLogRetention from './migrations/0018-delivery-log-retention.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0015-postgres-live-records': postgresLiveRecords,
   '0016-submission-counts': submissionCounts,
   '0017-record-versions': recordVersions,
+  '0018-delivery-log-retention': deliveryLogRetention,
 };
 
 
