@@ -468,7 +468,7 @@ export const OLD_DELIVERY_LOG: readonly ExpiringRows[] = [
     table: 'deliveries',
     key: ['updated_at', 'id'],
     until: logCutoff,
-    among: sql<SqlBool>`state in ('succeeded', 'dead')`,
+    among: sql<SqlBool>`state <> 'pending'`,
     expired: (now) => sql<SqlBool>`updated_at < ${logCutoff(now)}`,
   },
   {
