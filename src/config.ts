@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Cron } from 'croner';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { browserOrigin } from './origin-list.js';
 import { describePasswordProblem, passwordProblem } from './password-rules.js';
 
 /**
@@ -218,20 +219,11 @@ const cronSchedule = z.string().transform((value, context): string => {
 /** Comma-separated origins as browsers send them (https://app.example.com), or `*`. */
 const corsOrigins = z.string().transform((value, context): string[] => {
   const origins = value.split(',').map((entry) => entry.trim()).filter(Boolean);
-  const bad = origins.find((origin) => origin !== '*' && !isOrigin(origin));
+  const bad = origins.find((origin) => origin !== '*' && browserOrigin(origin) === null);
   if (bad === undefined) return [...new Set(origins.map((origin) => origin.toLowerCase()))];
   context.addIssue({ code: 'custom', message: `must be a comma-separated list of origins such as https://app.example.com (scheme, host and port, no path), or * (${JSON.stringify(bad)} is not one)` });
   return z.NEVER;
 });
-
-function isOrigin(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.toLowerCase();
-  } catch {
-    return false;
-  }
-}
 
 const publicUrl = z.string().refine((value) => {
   try {

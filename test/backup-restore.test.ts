@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import { create as createTar, extract as extractTar, list as listTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -15,9 +13,8 @@ import type { FileStore } from '../src/storage/file-store.js';
 import { fileStoreFor } from '../src/storage/store-for.js';
 import { Client, KeyClient, signedInOwner } from './support/client.js';
 import { ENGINES, startTestApp, type TestApp } from './support/harness.js';
-import { call, createDatabase, OWNER, signInOwner, startServer, stopServer, type ServerProcess } from './support/server-process.js';
+import { call, createDatabase, OWNER, runCli, signInOwner, startServer, stopServer, type ServerProcess } from './support/server-process.js';
 
-const BIN = fileURLToPath(new URL('../bin/plainbase.js', import.meta.url));
 const hasPostgres = inject('postgresUrl') !== null;
 
 /** Bytes no text encoding leaves alone: every byte value, twice. */
@@ -288,14 +285,8 @@ for (const engine of ENGINES) {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function cli(settings: Record<string, string>, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...settings };
-    return new Promise((resolve) => {
-      execFile(process.execPath, [BIN, ...args], { env, timeout: 90_000 }, (error, stdout, stderr) => {
-        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
-    });
-  }
+  const cli = (settings: Record<string, string>, args: string[]) => runCli(args, settings);
+
 
   it('backs up a running SQLite service and restores it into PostgreSQL, once', async () => {
     const sqliteSettings = { PLAINBASE_DATA_DIR: path.join(dir, 'sqlite') };

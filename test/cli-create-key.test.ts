@@ -1,13 +1,6 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { describeEachEngine } from './support/harness.js';
-import { call, createDatabase, OWNER, sessionHeaders, signInOwner, startServer, stopServer, type ServerProcess } from './support/server-process.js';
-
-const BIN = fileURLToPath(new URL('../bin/plainbase.js', import.meta.url));
+import { call, OWNER, ownDatabase, runCli, sessionHeaders, signInOwner, startServer, stopServer, type ServerProcess } from './support/server-process.js';
 
 /**
  * `plainbase create-key`, the first key without the dashboard (README walkthrough, step 2): the
@@ -20,15 +13,7 @@ describeEachEngine('plainbase create-key', (engine) => {
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    if (engine === 'sqlite') {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'plainbase-create-key-'));
-      settings = { PLAINBASE_DATA_DIR: dir };
-      cleanup = async () => rmSync(dir, { recursive: true, force: true });
-    } else {
-      const database = await createDatabase(inject('postgresUrl')!, 'create_key');
-      settings = { PLAINBASE_DATABASE_URL: database.url };
-      cleanup = database.drop;
-    }
+    ({ settings, cleanup } = await ownDatabase(engine, 'create-key', inject('postgresUrl')));
     server = await startServer(settings);
   }, 120_000);
 
@@ -41,19 +26,8 @@ describeEachEngine('plainbase create-key', (engine) => {
    * Runs the CLI on the server's database, the password given as PLAINBASE_PASSWORD (the safe
    * form: a process's environment is its user's alone); answers exit code and output.
    */
-  async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return cliWith({ PLAINBASE_PASSWORD: OWNER.password }, '', args);
-  }
-
-  async function cliWith(variables: Record<string, string>, stdin: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...settings, ...variables };
-    return new Promise((resolve) => {
-      const child = execFile(process.execPath, [BIN, 'create-key', ...args], { env, timeout: 90_000 }, (error, stdout, stderr) => {
-        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
-      child.stdin!.end(stdin);
-    });
-  }
+  const cli = (...args: string[]) => cliWith({ PLAINBASE_PASSWORD: OWNER.password }, '', args);
+  const cliWith = (variables: Record<string, string>, stdin: string, args: string[]) => runCli(['create-key', ...args], { ...settings, ...variables }, stdin);
 
   const me = (secret: string) => call(server!.base, 'GET', '/v1/me', { authorization: `Bearer ${secret}` });
 

@@ -1,13 +1,6 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { describeEachEngine } from './support/harness.js';
-import { call, createDatabase, OWNER, sessionHeaders, startServer, stopServer, type ServerProcess } from './support/server-process.js';
-
-const BIN = fileURLToPath(new URL('../bin/plainbase.js', import.meta.url));
+import { call, OWNER, ownDatabase, runCli, sessionHeaders, startServer, stopServer, type ServerProcess } from './support/server-process.js';
 
 /**
  * `plainbase reset-password`, the way back for a forgotten owner password: the real CLI as a
@@ -19,15 +12,7 @@ describeEachEngine('plainbase reset-password', (engine) => {
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    if (engine === 'sqlite') {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'plainbase-reset-password-'));
-      settings = { PLAINBASE_DATA_DIR: dir };
-      cleanup = async () => rmSync(dir, { recursive: true, force: true });
-    } else {
-      const database = await createDatabase(inject('postgresUrl')!, 'reset_password');
-      settings = { PLAINBASE_DATABASE_URL: database.url };
-      cleanup = database.drop;
-    }
+    ({ settings, cleanup } = await ownDatabase(engine, 'reset-password', inject('postgresUrl')));
     server = await startServer(settings);
   }, 120_000);
 
@@ -36,15 +21,7 @@ describeEachEngine('plainbase reset-password', (engine) => {
     await cleanup?.();
   });
 
-  async function cli(variables: Record<string, string>, stdin: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...settings, ...variables };
-    return new Promise((resolve) => {
-      const child = execFile(process.execPath, [BIN, 'reset-password', ...args], { env, timeout: 90_000 }, (error, stdout, stderr) => {
-        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
-      child.stdin!.end(stdin);
-    });
-  }
+  const cli = (variables: Record<string, string>, stdin: string, args: string[]) => runCli(['reset-password', ...args], { ...settings, ...variables }, stdin);
 
   const signIn = (password: string) => call(server!.base, 'POST', '/v1/auth/sign-in', {}, { email: OWNER.email, password });
   const me = (headers: Record<string, string>) => call(server!.base, 'GET', '/v1/me', headers);

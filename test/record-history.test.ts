@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { purgeOldVersions } from '../src/modules/history/record-versions.js';
+import { purgeExpired } from '../src/modules/housekeeping/purge-expired.js';
 import { Client, expectError, inNewWorkspace, KeyClient, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
@@ -181,7 +181,7 @@ describeEachEngine('record history', (engine) => {
     const kept = async (recordId: string) =>
       (await t.storage.db.selectFrom('record_versions').select('revision').where('record_id', '=', recordId).orderBy('revision').execute()).map((row) => Number(row.revision));
     expect(await kept(id)).toEqual([1, 2, 3]);
-    expect(await purgeOldVersions(t.deps)).toBeGreaterThanOrEqual(2);
+    expect((await purgeExpired(t.deps)).purged.recordVersions).toBeGreaterThanOrEqual(3);
     // Revisions 1 and 2 are 31 days old and go; 3 is newer. In the other workspace, 2 is its newest.
     expect((await versions(key, id)).body.data.map((version: any) => version.revision)).toEqual([3]);
     expect(await kept(otherId)).toEqual([2]);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { LOG_RETENTION_MS, purgeOldLogs } from '../src/modules/webhooks/delivery-queue.js';
+import { purgeExpired } from '../src/modules/housekeeping/purge-expired.js';
+import { LOG_RETENTION_MS } from '../src/modules/webhooks/delivery-queue.js';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { RETRY_GAPS_SECONDS } from '../src/delivery/schedule.js';
 import { DeliveryWorker } from '../src/worker/delivery-worker.js';
@@ -76,10 +77,10 @@ describeEachEngine('the delivery log', (engine) => {
     await owner.post('/v1/collections/leads/records', { data: { n: 'old' } });
     await worker.drain();
     t.clock.advance(LOG_RETENTION_MS - 1000);
-    await purgeOldLogs(t.deps);
+    await purgeExpired(t.deps);
     expect(await t.deps.db.selectFrom('deliveries').select('id').where('webhook_id', '=', webhook.id).execute()).toHaveLength(1);
     t.clock.advance(2000);
-    await purgeOldLogs(t.deps);
+    await purgeExpired(t.deps);
     // (The session has expired by now: look in the tables.)
     expect(await t.deps.db.selectFrom('deliveries').select('id').where('webhook_id', '=', webhook.id).execute()).toEqual([]);
     expect(await t.deps.db.selectFrom('events').select('id').execute()).toEqual([]);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { purgeOldLogs } from '../src/modules/webhooks/delivery-queue.js';
+import { purgeExpired } from '../src/modules/housekeeping/purge-expired.js';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { signPayload } from '../src/delivery/sign.js';
 import { DeliveryWorker } from '../src/worker/delivery-worker.js';
@@ -135,10 +135,10 @@ describeEachEngine('webhook management', (engine) => {
     const { body: webhook } = await owner.post('/v1/webhooks', { url, events: ['record.created'] });
     await owner.post('/v1/collections/leads/records', { data: {} });
     await new DeliveryWorker(t.deps).drain();
-    await purgeOldLogs(t.deps);
+    await purgeExpired(t.deps);
     expect((await owner.get(`/v1/webhooks/${webhook.id}/deliveries`)).body.data).toHaveLength(1);
     t.clock.advance(30 * 24 * 3600 * 1000 + 1000);
-    await purgeOldLogs(t.deps);
+    await purgeExpired(t.deps);
     // (The session has expired by now: look in the tables.)
     expect(await t.deps.db.selectFrom('deliveries').selectAll().where('webhook_id', '=', webhook.id).execute()).toEqual([]);
     expect(await t.deps.db.selectFrom('delivery_attempts').selectAll().execute()).toEqual([]);

@@ -21,6 +21,7 @@ import * as recordVersions from './migrations/0017-record-versions.js';
 import * as recordVersionsByActor from './migrations/0018-record-versions-by-actor.js';
 import * as backupRuns from './migrations/0019-backup-runs.js';
 import * as recordSearch from './migrations/0020-record-search.js';
+import * as deliveryLogRetention from './migrations/0021-delivery-log-retention.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '0018-record-versions-by-actor': recordVersionsByActor,
   '0019-backup-runs': backupRuns,
   '0020-record-search': recordSearch,
+  '0021-delivery-log-retention': deliveryLogRetention,
 };
 
 

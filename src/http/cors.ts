@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 import { findSubmissionTarget, originAllowed } from '../modules/submissions/submit.js';
+import { originListed } from '../origin-list.js';
 import { isOwnOrigin } from './auth.js';
 
 /**
@@ -34,9 +35,6 @@ const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!;
 /** Whether a request is to the data API, whose every answer varies on Origin (cache-headers.ts adds it to Vary). */
 export const isDataRequest = (request: FastifyRequest): boolean => DATA_PATH.test(pathOf(request));
 
-/** Whether a list of origins (PLAINBASE_CORS_ORIGINS) admits `origin`. */
-export const listedOrigin = (origins: readonly string[], origin: string): boolean => origins.includes('*') || origins.includes(origin.toLowerCase());
-
 export const originNotAllowed = (): AppError =>
   new AppError('ORIGIN_NOT_ALLOWED', 'Pages of this origin may not call this route: the data API answers the origins in PLAINBASE_CORS_ORIGINS, a public submission those in its collection\'s settings, and other routes none.');
 
@@ -60,10 +58,10 @@ export function corsHook(deps: Deps) {
     const data = DATA_PATH.test(path);
     const requestedMethod = request.headers['access-control-request-method'];
     if (request.method !== 'OPTIONS' || requestedMethod === undefined) {
-      if (data && listedOrigin(deps.config.corsOrigins, origin)) allowOrigin(reply, origin);
+      if (data && originListed(deps.config.corsOrigins, origin)) allowOrigin(reply, origin);
       return done();
     }
-    if (data && listedOrigin(deps.config.corsOrigins, origin)) return void preflightAnswer(reply, origin, API_METHODS, API_HEADERS);
+    if (data && originListed(deps.config.corsOrigins, origin)) return void preflightAnswer(reply, origin, API_METHODS, API_HEADERS);
     const submission = SUBMISSION_PATH.exec(path);
     if (!submission || String(requestedMethod).toUpperCase() !== 'POST') return done(originNotAllowed());
     submissionOriginAllowed(deps, submission[1]!, origin).then((allowed) => {

@@ -8,7 +8,8 @@ import { activeSchemaOf } from '../modules/schemas/schema-versions.js';
 import { checkContentType, checkFileName, DEFAULT_CONTENT_TYPE } from '../modules/files/files.js';
 import type { RecordSummary } from '../modules/records/record-shape.js';
 import { discardSubmissionFiles, storeSubmissionFile } from '../modules/submissions/submission-files.js';
-import { allowOrigin, listedOrigin } from './cors.js';
+import { originListed } from '../origin-list.js';
+import { allowOrigin } from './cors.js';
 import { errorHandler, toAppError } from './error-handler.js';
 import { formFieldsToData, isFormBody, queryRedirect, readFormFields, redirectWithError } from './form-submission.js';
 import { requestMeta } from './request-meta.js';
@@ -71,7 +72,7 @@ export function gateSubmission(deps: Deps) {
     if (!originAllowed(target.submissions, origin)) {
       throw refuse(request, 'ORIGIN_NOT_ALLOWED', new AppError('ORIGIN_NOT_ALLOWED', 'This collection does not take submissions from pages of this origin (settings.submissions.origins).'));
     }
-    if (origin !== undefined && !listedOrigin(deps.config.corsOrigins, origin)) allowOrigin(reply, origin);
+    if (origin !== undefined && !originListed(deps.config.corsOrigins, origin)) allowOrigin(reply, origin);
     if (request.headers['idempotency-key'] !== undefined) {
       throw refuse(request, 'INVALID', invalidRequest('An anonymous submission cannot carry an Idempotency-Key: send the submission once, or use an API key.', { field: 'headers.idempotency-key' }));
     }

@@ -1,8 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Deps } from '../deps.js';
 import { onEventsWritten } from '../modules/events/outbox-signal.js';
-import { purgeOldVersions } from '../modules/history/record-versions.js';
-import { purgeOldLogs, recordAttempts, runRound, withoutResponse, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from '../modules/webhooks/delivery-queue.js';
+import { recordAttempts, runRound, withoutResponse, type Claim, type DueDelivery, type FinishedAttempt, type RoundDone } from '../modules/webhooks/delivery-queue.js';
 import { senderFor } from '../delivery/guard-options.js';
 
 export interface WorkerOptions {
@@ -34,7 +33,6 @@ const STDERR_LOG: WarningLog = {
  * what one workspace may hold: 32 workspaces whose receivers all hang still leave room for the rest.
  */
 const DEFAULTS: WorkerOptions = { concurrency: 1024, perWorkspace: 32, perWebhook: 16, idleMs: 1000, leaseMs: 60_000, log: STDERR_LOG };
-const PURGE_EVERY_MS = 3600_000;
 const FAN_OUT_BATCH = 500;
 /**
  * How long finished attempts may wait to be logged when nothing else calls for a round: the
@@ -77,7 +75,6 @@ export class DeliveryWorker {
   private wakeUp: (() => void) | null = null;
   private stopListening: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
-  private lastPurge = 0;
 
   constructor(private readonly deps: Deps, options: Partial<WorkerOptions> = {}) {
     this.options = { ...DEFAULTS, ...options };
@@ -136,11 +133,6 @@ export class DeliveryWorker {
         const { fannedOut } = await this.round();
         // Some workspace filled its share, or some were left for the next round: go on at once.
         if (fannedOut.more) this.wake(true);
-        if (Date.now() - this.lastPurge > PURGE_EVERY_MS) {
-          this.lastPurge = Date.now();
-          await purgeOldLogs(this.deps);
-          await purgeOldVersions(this.deps);
-        }
       } catch (error) {
         // The database may be briefly unreachable; the next round retries.
         this.options.log.warn({ err: error }, 'delivery worker: a round failed; retrying');

@@ -42,6 +42,7 @@ const TOP_LEVEL_FILES: Record<string, Layer> = {
   'errors.ts': 'foundation',
   'ids.ts': 'foundation',
   'lru-map.ts': 'foundation',
+  'origin-list.ts': 'foundation',
   'package-root.ts': 'foundation',
   'page-budget.ts': 'foundation',
   'password-rules.ts': 'foundation',

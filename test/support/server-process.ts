@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,6 +7,7 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { Engine } from '../../src/db/dialect.js';
 
 /**
  * The real service as a child process (`node bin/plainbase.js serve`), for tests about what only
@@ -170,4 +171,38 @@ export async function createDatabase(adminUrl: string, prefix: string): Promise<
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+/** What a CLI command did: its exit code and everything it printed. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real CLI (`node bin/plainbase.js …args`) to its end, with none of this process's
+ * PLAINBASE_ variables but those of `settings`; `stdin` is written to it and closed.
+ */
+export function runCli(args: string[], settings: Record<string, string>, stdin = ''): Promise<CliRun> {
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...settings };
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [path.join(ROOT, 'bin/plainbase.js'), ...args], { env, timeout: 90_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+    child.stdin!.end(stdin);
+  });
+}
+
+/**
+ * A database of its own, for a server and the CLI run beside it on the same data: a data folder
+ * in the temp folder on SQLite, a fresh database on PostgreSQL. `cleanup` removes it.
+ */
+export async function ownDatabase(engine: Engine, prefix: string, postgresUrl: string | null): Promise<{ settings: Record<string, string>; cleanup: () => Promise<void> }> {
+  if (engine === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `plainbase-${prefix}-`));
+    return { settings: { PLAINBASE_DATA_DIR: dir }, cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const database = await createDatabase(postgresUrl!, prefix.replaceAll('-', '_'));
+  return { settings: { PLAINBASE_DATABASE_URL: database.url }, cleanup: database.drop };
 }

@@ -1,4 +1,5 @@
 import { invalidRequest } from '../../errors.js';
+import { browserOrigin } from '../../origin-list.js';
 
 /**
  * A collection's public submissions (`settings.submissions`, docs/data-api.md): whether anyone
@@ -43,17 +44,12 @@ const FORBIDDEN_FIELD_NAMES = new Set(['__proto__', 'constructor', 'prototype'])
  */
 export function normalOrigin(text: string, field: string): string {
   if (text === '*') return text;
-  let url: URL | null = null;
-  try {
-    url = new URL(text);
-  } catch {
-    url = null;
-  }
   // Written as the browser sends it: no default port, no trailing slash, a host name in ASCII.
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== text.toLowerCase()) {
+  const origin = browserOrigin(text);
+  if (origin === null) {
     throw invalidRequest(`${field} must be an origin like https://example.com (scheme, host and port only, no path or trailing slash), or *; ${JSON.stringify(text.slice(0, 200))} is not one.`, { field });
   }
-  return url.origin;
+  return origin;
 }
 
 /** The stored submissions of a collection's stored settings, or null (off) when there are none or they do not read as such. */

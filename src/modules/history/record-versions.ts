@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
-import type { Deps } from '../../deps.js';
+import type { ExpiringRows } from '../../db/expiring-rows.js';
 import { insertRows } from '../../db/insert-rows.js';
 import type { Executor, RecordsTable, RecordVersionsTable } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
@@ -137,34 +137,19 @@ export async function eraseVersions(executor: Executor, erased: { workspaceId: s
   await query.execute();
 }
 
-/** Rows the retention purge deletes per statement: each is a short write of its own. */
-const PURGE_BATCH = 1000;
-
 /**
- * Deletes versions older than PLAINBASE_HISTORY_DAYS, a batch per statement so writers are never
- * held for long. A record's newest version stays however old it is: it is the record as it is.
- * Answers how many it deleted.
+ * Versions older than PLAINBASE_HISTORY_DAYS, for housekeeping to delete: walked by their time
+ * (the changed_at index) up to the cutoff. A record's newest version stays however old it is: it
+ * is the record as it is.
  */
-export async function purgeOldVersions(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
-  const cutoff = new Date(deps.clock.now().getTime() - deps.config.historyDays * 86_400_000).toISOString();
-  let total = 0;
-  for (;;) {
-    const batch = await deps.db
-      .selectFrom('record_versions as v')
-      .select(['v.workspace_id', 'v.record_id', 'v.revision'])
-      .where('v.changed_at', '<', cutoff)
-      .where(({ exists, selectFrom }) =>
-        exists(selectFrom('record_versions as newer').select('newer.revision').whereRef('newer.workspace_id', '=', 'v.workspace_id').whereRef('newer.record_id', '=', 'v.record_id').whereRef('newer.revision', '>', 'v.revision')))
-      .limit(PURGE_BATCH)
-      .execute();
-    if (batch.length === 0) return total;
-    await deps.db.transaction().execute(async (trx) => {
-      for (const row of batch) {
-        await trx.deleteFrom('record_versions').where('workspace_id', '=', row.workspace_id).where('record_id', '=', row.record_id).where('revision', '=', row.revision).execute();
-      }
-    });
-    total += batch.length;
-    if (batch.length < PURGE_BATCH) return total;
-  }
-}
-
+export const oldVersions = (historyDays: number): ExpiringRows => {
+  const cutoff = (now: Date) => new Date(now.getTime() - historyDays * 86_400_000).toISOString();
+  return {
+    name: 'recordVersions',
+    table: 'record_versions',
+    key: ['changed_at', 'workspace_id', 'record_id', 'revision'],
+    until: cutoff,
+    expired: (now) => sql<SqlBool>`changed_at < ${cutoff(now)} and exists (select 1 from record_versions as newer
+      where newer.workspace_id = record_versions.workspace_id and newer.record_id = record_versions.record_id and newer.revision > record_versions.revision)`,
+  };
+};

@@ -2,6 +2,7 @@ import { verifyCaptcha } from '../../delivery/captcha-verify.js';
 import type { Deps } from '../../deps.js';
 import type { CollectionsTable } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
+import { originListed } from '../../origin-list.js';
 import { hasPrefix, newId } from '../../ids.js';
 import type { RequestMeta } from '../audit/audit.js';
 import { storedSettings, type CollectionContext } from '../collections/collections.js';
@@ -48,8 +49,7 @@ export async function findSubmissionTarget(deps: Deps, ref: string): Promise<Sub
 
 /** Whether a page of `origin` may submit: a request without an Origin header (a server, curl) may. */
 export function originAllowed(submissions: StoredSubmissions, origin: string | undefined): boolean {
-  if (origin === undefined) return true;
-  return submissions.origins.includes('*') || submissions.origins.includes(origin.toLowerCase());
+  return origin === undefined || originListed(submissions.origins, origin);
 }
 
 /**

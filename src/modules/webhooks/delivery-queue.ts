@@ -1,6 +1,7 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type SqlBool, type Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Dialect } from '../../db/dialect.js';
+import type { ExpiringRows } from '../../db/expiring-rows.js';
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
 import { madeBefore, newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
@@ -444,23 +445,45 @@ async function countDeadDelivery(trx: Executor, webhookId: string, workspaceId: 
   });
 }
 
+const logCutoff = (now: Date) => new Date(now.getTime() - LOG_RETENTION_MS).toISOString();
+
 /**
- * Removes attempt logs, finished deliveries and delivered events older than 30 days, and the
- * deliveries a webhook that stayed off has held for longer than that.
+ * The delivery log past its 30 days, for housekeeping to delete, in this order (an attempt before
+ * its delivery, a delivery before its event): attempt logs, walked by their time; finished
+ * deliveries last changed before the cutoff, walked by that time (deliveries_finished, migration
+ * 0021); the deliveries a webhook that stayed off for longer than that has held, walked through
+ * the webhooks that are off; and delivered events no delivery refers to any more, walked by the
+ * time they were fanned out.
  */
-export async function purgeOldLogs(deps: Deps): Promise<void> {
-  const cutoff = new Date(deps.clock.now().getTime() - LOG_RETENTION_MS).toISOString();
-  await deps.db.deleteFrom('delivery_attempts').where('at', '<', cutoff).execute();
-  await deps.db.deleteFrom('deliveries').where('state', 'in', ['succeeded', 'dead']).where('updated_at', '<', cutoff).execute();
-  await deps.db
-    .deleteFrom('deliveries')
-    .where('state', '=', 'pending')
-    .where('created_at', '<', cutoff)
-    .where('webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('enabled', '=', 0))
-    .execute();
-  await deps.db
-    .deleteFrom('events')
-    .where('fanned_out_at', '<', cutoff)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('deliveries').select('deliveries.id').whereRef('deliveries.event_id', '=', 'events.id'))))
-    .execute();
-}
+export const OLD_DELIVERY_LOG: readonly ExpiringRows[] = [
+  {
+    name: 'deliveryAttempts',
+    table: 'delivery_attempts',
+    key: ['at', 'id'],
+    until: logCutoff,
+    expired: (now) => sql<SqlBool>`at < ${logCutoff(now)}`,
+  },
+  {
+    name: 'finishedDeliveries',
+    table: 'deliveries',
+    key: ['updated_at', 'id'],
+    until: logCutoff,
+    among: sql<SqlBool>`state <> 'pending'`,
+    expired: (now) => sql<SqlBool>`updated_at < ${logCutoff(now)}`,
+  },
+  {
+    name: 'heldDeliveries',
+    table: 'deliveries',
+    key: ['webhook_id', 'id'],
+    among: sql<SqlBool>`state = 'pending' and webhook_id in (select webhooks.id from webhooks where webhooks.enabled = 0)`,
+    expired: (now) => sql<SqlBool>`created_at < ${logCutoff(now)}`,
+  },
+  {
+    name: 'deliveredEvents',
+    table: 'events',
+    key: ['fanned_out_at', 'id'],
+    until: logCutoff,
+    expired: (now) => sql<SqlBool>`fanned_out_at < ${logCutoff(now)} and not exists (select 1 from deliveries where deliveries.event_id = events.id)`,
+  },
+];
+
