@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Db } from '../src/db/schema.js';
-import { purgeOldVersions } from '../src/modules/history/record-versions.js';
+import { purgeExpired } from '../src/modules/housekeeping/purge-expired.js';
 import { addMember, allAuditEntries, Client, expectError, inNewWorkspace, KeyClient, OWNER, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } from './support/harness.js';
 
@@ -314,7 +314,7 @@ describeEachEngine('undo what one caller did', (engine) => {
     expect((await owner.signIn(OWNER.email, OWNER.password)).status).toBe(200);
     const since = windowStart();
     await patch(bad, `${notes}/${old}`, { n: 1 });
-    expect(await purgeOldVersions(t.deps)).toBeGreaterThan(0);
+    expect((await purgeExpired(t.deps)).purged.recordVersions).toBeGreaterThan(0);
     const reply = await revert({ actor: badActor(), since });
     expect(reply.body).toMatchObject({ reverted: 0, conflicts: [{ recordId: old, reason: 'history_gone' }] });
     expect((await read(owner, `${notes}/${old}`)).data).toEqual({ n: 1 });
