@@ -5,11 +5,11 @@ import { rowLimit } from '../../db/row-limit.js';
 import type { CollectionsTable, Executor } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { AppError, invalidRequest } from '../../errors.js';
+import { newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
 import { findCollection, type CollectionContext } from '../collections/collections.js';
 import { announceEvents, EVENT_COLUMNS, EventBatch, startImportEvents, type EventType } from '../events/outbox.js';
-import { newId } from '../../ids.js';
-import { VERSION_COLUMNS, type VersionChange } from '../history/record-versions.js';
+import { newVersionRow, VERSION_COLUMNS, type VersionChange } from '../history/record-versions.js';
 import { recordChecker } from '../schemas/schema-versions.js';
 import { applyMergePatch } from './merge-patch.js';
 import { compileFilter } from './query/compile.js';
@@ -223,12 +223,12 @@ async function applyChanges(
 ): Promise<void> {
   const at = how.at.toISOString();
   const { workspace_id: workspaceId, id: collectionId } = collection;
-  const { actor, meta } = context;
   for (let start = 0; start < changed.length; start += BATCH_ROWS) {
     const values: unknown[] = [];
     for (const record of changed.slice(start, start + BATCH_ROWS)) {
-      // In the order of VERSION_COLUMNS.
-      values.push(workspaceId, collectionId, record.id, record.revision, record.dataJson, record.schemaVersion, how.change, at, actor.type, actor.id, actor.name, meta.requestId);
+      const source = { id: record.id, workspace_id: workspaceId, collection_id: collectionId, data: record.dataJson, schema_version: record.schemaVersion, revision: record.revision };
+      const row = newVersionRow(source, how.change, how.at, context);
+      for (const column of VERSION_COLUMNS) values.push(row[column]);
     }
     await deps.dialect.prepareRows('record_versions', VERSION_COLUMNS, values).write(trx);
   }
@@ -254,9 +254,12 @@ async function applyChanges(
       await events.prepareRows(deps.dialect).write(trx);
     }
   } else {
+    // The outbox's ordinary rows, as emitEvents writes them (newEventRow), the data as text already.
     const values: unknown[] = [];
-    // In the order of EVENT_COLUMNS: the outbox's ordinary rows, as emitEvents writes them.
-    for (const record of changed) values.push(newId('evt', how.at.getTime()), workspaceId, collectionId, how.event, eventData(record), at);
+    for (const record of changed) {
+      const row = { id: newId('evt', how.at.getTime()), workspace_id: workspaceId, collection_id: collectionId, type: how.event, data: eventData(record), created_at: at };
+      for (const column of EVENT_COLUMNS) values.push(row[column]);
+    }
     await deps.dialect.prepareRows('events', EVENT_COLUMNS, values).write(trx);
   }
   await announceEvents(trx);
