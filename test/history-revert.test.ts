@@ -319,4 +319,19 @@ describeEachEngine('undo what one caller did', (engine) => {
     expect(reply.body).toMatchObject({ reverted: 0, conflicts: [{ recordId: old, reason: 'history_gone' }] });
     expect((await read(owner, `${notes}/${old}`)).data).toEqual({ n: 1 });
   });
+
+  it('undoes a change by filter: every record a key bulk-updated and bulk-trashed goes back', async () => {
+    const ids: string[] = [];
+    for (let n = 0; n < 5; n += 1) ids.push(await create(owner, notes, { batch: 'bulk', n }));
+    const since = windowStart();
+    const updated = await bad.post(`${notes}/bulk-update`, { filter: 'data.batch = \"bulk\"', patch: { processed: true } });
+    expect(updated.body, JSON.stringify(updated.body)).toMatchObject({ matched: 5, updated: 5 });
+    tick();
+    const trashed = await bad.post(`${notes}/bulk-delete`, { filter: 'data.n >= 3 && data.batch = "bulk"' });
+    expect(trashed.body, JSON.stringify(trashed.body)).toMatchObject({ matched: 2, trashed: 2 });
+
+    const reply = await revert({ actor: badActor(), since });
+    expect(reply.body).toEqual({ reverted: 3, trashed: 0, restored: 2, conflicts: [], dryRun: false });
+    for (const [n, id] of ids.entries()) expect(await read(owner, `${notes}/${id}`)).toMatchObject({ data: { batch: 'bulk', n }, trashed: false });
+  });
 });
