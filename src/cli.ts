@@ -307,7 +307,8 @@ async function backupCommand(config: Config, out: string | undefined): Promise<v
   if (out !== undefined && !out.trim()) throw new UsageError('--out needs a file name');
   const now = new Date();
   const file = out ?? path.join(config.dataDir, 'backups', `plainbase-${now.toISOString().replace(/[:.]/g, '-')}.tar`);
-  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  // Only the folder this makes is the service's own (0700); a folder named with --out keeps its mode.
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
   const storage = await connectStorage(config.database, { checkPooler: true });
   const store = makeFileStore(config);
   try {
