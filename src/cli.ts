@@ -305,9 +305,12 @@ async function backupCommand(config: Config, out: string | undefined): Promise<v
   const { makeFileStore } = await import('./storage/store-for.js');
   const { writeBackup, BackupError } = await import('./modules/backups/write-backup.js');
   if (out !== undefined && !out.trim()) throw new UsageError('--out needs a file name');
+  const { backupName } = await import('./modules/backups/backup-runs.js');
   const now = new Date();
-  const file = out ?? path.join(config.dataDir, 'backups', `plainbase-${now.toISOString().replace(/[:.]/g, '-')}.tar`);
-  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  // The service's own name and folder for backups, so its list and its PLAINBASE_BACKUP_KEEP count this one too.
+  const file = out ?? path.join(config.dataDir, 'backups', backupName(now));
+  // Only the folder this makes is the service's own (0700); a folder named with --out keeps its mode.
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
   const storage = await connectStorage(config.database, { checkPooler: true });
   const store = makeFileStore(config);
   try {

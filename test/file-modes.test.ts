@@ -47,17 +47,25 @@ describeEachEngine('modes of what the service creates', (engine) => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('the data folder and its folders are 0700; uploaded files and spooled imports and exports 0600', async () => {
+  it('the data folder and its folders are 0700; uploaded files, spooled imports and exports, and backups 0600', async () => {
     expect(mode(path.join(root, 'srv'))).toBe(0o700);
     expect(mode(dataDir)).toBe(0o700);
     expect((await owner.call('POST', '/v1/collections/leads/files?name=a.txt', 'private', { 'content-type': 'text/plain' })).status).toBe(201);
     expect((await owner.call('POST', '/v1/collections/leads/import', '{"n":1}\n', { 'content-type': 'application/x-ndjson' })).body).toMatchObject({ imported: 1 });
     const exported = await t.app.inject({ method: 'GET', url: '/v1/collections/leads/export', headers: { cookie: `plainbase_session=${owner.cookie}`, 'x-baas-workspace': owner.workspaceId! } });
     expect(exported.statusCode).toBe(200);
+    // A backup archive holds every secret of the service.
+    const backup = await owner.post('/v1/backups');
+    expect(backup.status).toBe(202);
+    for (const deadline = Date.now() + 30_000; !(await owner.get('/v1/backups')).body.data.length; ) {
+      if (Date.now() > deadline) throw new Error('the backup never appeared');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
 
     const { folders, files } = walk(dataDir);
-    // files/objects/… and files/tmp, imports, exports: every folder the service made.
-    expect([...folders.keys()].map((folder) => path.relative(dataDir, folder)).sort()).toEqual(expect.arrayContaining(['', 'exports', 'files', 'files/objects', 'files/tmp', 'imports']));
+    // files/objects/… and files/tmp, imports, exports, backups: every folder the service made.
+    expect([...folders.keys()].map((folder) => path.relative(dataDir, folder)).sort()).toEqual(expect.arrayContaining(['', 'backups', 'exports', 'files', 'files/objects', 'files/tmp', 'imports']));
+    expect([...files.keys()].map((file) => path.relative(dataDir, file))).toContain(path.join('backups', backup.body.name));
     for (const [folder, folderMode] of folders) expect(folderMode.toString(8), folder).toBe('700');
     expect(files.size).toBeGreaterThanOrEqual(1);
     for (const [file, fileMode] of files) expect(fileMode.toString(8), file).toBe('600');

@@ -134,7 +134,7 @@ async function runClaimed(deps: Deps, name: string): Promise<BackupSummary> {
   const staged = path.join(shelf.stagingDir, `.staging-${name}`);
   let summary: BackupSummary;
   try {
-    fs.mkdirSync(shelf.stagingDir, { recursive: true });
+    fs.mkdirSync(shelf.stagingDir, { recursive: true, mode: 0o700 });
     summary = await writeBackup(deps, deps.services.fileStore, staged, deps.clock.now());
     await shelf.put(name, staged);
   } catch (error) {

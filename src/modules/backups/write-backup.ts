@@ -47,6 +47,8 @@ export async function writeBackup(storage: Pick<Storage, 'db' | 'dialect' | 'ope
     const partial = `${outFile}.partial`;
     const parts = [MANIFEST, MANIFEST_SUM, 'tables', ...(manifest.files.length ? ['files'] : [])];
     await createTar({ file: partial, cwd: work, portable: true }, parts);
+    // It holds every secret of the service: for the service's own user only, whatever the umask.
+    fs.chmodSync(partial, 0o600);
     fs.renameSync(partial, outFile);
     return { file: outFile, manifest, bytes: fs.statSync(outFile).size };
   } finally {
