@@ -1,8 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CaptchaStandIn } from '../support/captcha-stand-in.js';
+import { startOtherOrigin, type OtherOrigin } from '../support/other-origin.js';
 import { launchBrowser, releaseBrowser } from './support/browser.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 
@@ -19,17 +18,16 @@ describe.skipIf(!inject('chromiumPresent'))('a plain HTML form on another origin
   const standIn = new CaptchaStandIn();
   let service: LiveServer;
   let browser: Browser;
-  let listed: { server: Server; origin: string };
-  let unlisted: { server: Server; origin: string };
+  let listed: OtherOrigin;
+  let unlisted: OtherOrigin;
   let session: { cookie: string; workspaceId: string };
   let collectionId: string;
 
   /** The form page and the thank-you page, served from `localhost` on a port of its own. */
-  async function pageServer(action: () => string): Promise<{ server: Server; origin: string }> {
-    let origin = '';
-    const server = createServer((request, response) => {
-      if (request.url === '/thanks') return void response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Thanks</title><h1>Thank you!</h1>');
-      response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html>
+  const pageServer = (action: () => string): Promise<OtherOrigin> =>
+    startOtherOrigin((origin) => ({
+      '/thanks': '<!doctype html><title>Thanks</title><h1>Thank you!</h1>',
+      '/form': () => `<!doctype html>
 <title>Sign up</title>
 <form method="post" enctype="multipart/form-data" action="${action()}">
   <label>Email <input name="email" type="email" required></label>
@@ -38,12 +36,8 @@ describe.skipIf(!inject('chromiumPresent'))('a plain HTML form on another origin
   <label>CV <input name="cv" type="file"></label>
   <input type="hidden" name="redirect" value="${origin}/thanks">
   <button type="submit">Send</button>
-</form>`);
-    });
-    await new Promise<void>((resolve) => server.listen(0, 'localhost', resolve));
-    origin = `http://localhost:${(server.address() as AddressInfo).port}`;
-    return { server, origin };
-  }
+</form>`,
+    }));
 
   async function api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
     const response = await fetch(`${service.baseUrl}${url}`, {
@@ -82,8 +76,7 @@ describe.skipIf(!inject('chromiumPresent'))('a plain HTML form on another origin
 
   afterAll(async () => {
     await releaseBrowser(browser);
-    for (const page of [listed, unlisted]) page?.server.closeAllConnections();
-    await Promise.all([listed, unlisted].map((page) => page && new Promise((resolve) => page.server.close(resolve))));
+    await Promise.all([listed, unlisted].map((page) => page?.close()));
     await service?.stop();
     await standIn.stop();
   });

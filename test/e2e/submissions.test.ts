@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { APIRequestContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startOtherOrigin, type OtherOrigin } from '../support/other-origin.js';
 import { readClipboard } from './support/browser.js';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
@@ -18,7 +17,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
   let page: Page;
   let collectionId: string;
   /** Another web site on loopback, addressed by host name: it serves whatever `sitePage` holds, and a thank-you page. */
-  let site: Server;
+  let site: OtherOrigin;
   let siteOrigin: string;
   let sitePage = '';
   /** What the chart should count by the end: each test adds the submissions it made. */
@@ -43,12 +42,8 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
   const panelOf = (on: Page) => on.getByRole('form', { name: 'Submissions' });
 
   beforeAll(async () => {
-    site = createServer((request, response) => {
-      const body = request.url === '/thanks' ? '<h1>Thank you</h1>' : `<!doctype html><title>Sign up</title>${sitePage}`;
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    siteOrigin = `http://localhost:${(site.address() as AddressInfo).port}`;
+    site = await startOtherOrigin({ '/thanks': '<h1>Thank you</h1>', '/signup': () => `<!doctype html><title>Sign up</title>${sitePage}` });
+    siteOrigin = site.origin;
     d = await startDashboard();
     page = d.page;
     const made = await callApi(d.context.request, 'POST', '/v1/collections', { name: 'signups' });
@@ -60,8 +55,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: public submissions', () 
   }, 30_000);
   afterAll(async () => {
     await d?.stop();
-    site?.closeAllConnections();
-    await new Promise((resolve) => site?.close(resolve));
+    await site?.close();
   });
 
   it('turns submissions on with the allowed sites, saying what is wrong next to the field', async () => {

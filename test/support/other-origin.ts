@@ -20,14 +20,18 @@ const TYPES: Record<string, string> = { '.js': 'text/javascript', '.map': 'appli
 
 const BLANK = '<!doctype html><meta charset="utf-8"><title>another site</title><p>another site</p>';
 
+/** A page's HTML, or what writes it at each request (a page whose content the test changes). */
+export type PageHtml = string | (() => string);
+
 /** `pages` maps paths (`/`, `/thanks.html`) to HTML; `origin => pages` when a page must name its own origin. */
-export async function startOtherOrigin(pages: Record<string, string> | ((origin: string) => Record<string, string>) = { '/': BLANK }): Promise<OtherOrigin> {
+export async function startOtherOrigin(pages: Record<string, PageHtml> | ((origin: string) => Record<string, PageHtml>) = { '/': BLANK }): Promise<OtherOrigin> {
   const dist = path.join(SDK, 'dist');
-  let html: Record<string, string> = {};
+  let html: Record<string, PageHtml> = {};
   const server: Server = createServer((request, response) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (Object.hasOwn(html, pathname)) {
-      response.writeHead(200, { 'content-type': TYPES['.html']! }).end(html[pathname]);
+      const page = html[pathname]!;
+      response.writeHead(200, { 'content-type': TYPES['.html']! }).end(typeof page === 'function' ? page() : page);
       return;
     }
     const file = path.normalize(path.join(dist, decodeURIComponent(pathname.slice('/sdk/'.length))));
