@@ -51,6 +51,8 @@ const FILLED: Record<string, Fill> = {
   '/v1/auth/sessions': () => ['/v1/auth/sessions'],
   '/v1/webhooks/{wh}/deliveries': (w) => [`/v1/webhooks/${w.webhookId}/deliveries`],
   '/v1/events': () => ['/v1/events'],
+  // Groups made long by their texts and by metrics on long field names (null: no such field).
+  '/v1/collections/{col}/aggregate': (w) => [`/v1/collections/${w.collection}/aggregate?groupBy=data.text&metrics=${[1, 2, 3, 4, 5, 6, 7, 8].map((k) => `sum:data.${'x'.repeat(60)}${k}`).join(',')}`],
 };
 
 describeEachEngine('every list page is bounded in bytes', (engine) => {

@@ -47,6 +47,13 @@ export class StatementTimedOut extends DatabaseError {
   }
 }
 
+/** The database does not know the time zone a statement named (Dialect.isUnknownTimeZone). */
+export class UnknownTimeZone extends DatabaseError {
+  constructor(cause: unknown) {
+    super('INVALID_REQUEST', 'The database does not know this time zone.', { field: 'querystring.tz' }, cause);
+  }
+}
+
 /** The app error for a driver error the dialect recognises, or the error as it is. */
 export function mapDriverError(dialect: Dialect, error: unknown): unknown {
   if (error instanceof DatabaseError) return error;
@@ -54,6 +61,7 @@ export function mapDriverError(dialect: Dialect, error: unknown): unknown {
   if (dialect.isUnavailable(error)) return new DatabaseUnavailable(error);
   if (dialect.isUnreadableJson(error)) return new UnreadableJson(error);
   if (dialect.isStatementTimeout(error)) return new StatementTimedOut(error);
+  if (dialect.isUnknownTimeZone(error)) return new UnknownTimeZone(error);
   return error;
 }
 

@@ -35,6 +35,11 @@ export interface Dialect {
   isUnreadableJson(error: unknown): boolean;
   /** True when the error says a statement ran past its time budget (statementTimeout, statementBudgetCheck). */
   isStatementTimeout(error: unknown): boolean;
+  /**
+   * True when the database does not know a time zone a statement named (timeBucket): PostgreSQL's
+   * own zone database may lack a name that the runtime's, which checked it first, knows.
+   */
+  isUnknownTimeZone(error: unknown): boolean;
   /** True for a record whose data isUnreadableJson would refuse; null where there are none. */
   unreadableJson: RawBuilder<SqlBool> | null;
   /**

@@ -35,6 +35,11 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   unreadableJson: null,
   // 57014 query_canceled: statement_timeout's (and a cancel's, which only an operator sends).
   isStatementTimeout: (error) => driverErrorCode(error) === '57014',
+  // 22023 invalid_parameter_value, which `at time zone` raises as "time zone … not recognized".
+  isUnknownTimeZone: (error) => {
+    const cause = driverError(error);
+    return driverErrorCode(cause) === '22023' && cause instanceof Error && /time zone/i.test(cause.message);
+  },
   statementTimeout: (ms) => sql`select set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`,
   // A whole number of our own written into the text: no parameter, so pg sends one simple query.
   beginWithStatementTimeout: (ms) => `begin; set local statement_timeout = ${Math.max(1, Math.round(ms))}`,

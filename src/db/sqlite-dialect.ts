@@ -23,6 +23,8 @@ export const sqliteDialect: Dialect = {
   },
   unreadableJson: sql<SqlBool>`json_valid(${sql.ref('data')}) = 0`,
   isStatementTimeout: (error) => driverError(error) instanceof SqliteBudgetSpent,
+  // The zones are the runtime's own (time-buckets.ts), which checked the name.
+  isUnknownTimeZone: () => false,
   statementTimeout: null,
   beginWithStatementTimeout: null,
   // One row in 64 on average calls the budget's clock (statement-budget.ts says why).

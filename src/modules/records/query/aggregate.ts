@@ -339,10 +339,20 @@ function groupValue(rank: unknown, text: unknown, number: unknown): unknown {
   }
 }
 
-/** The page from the statement's rows (up to limit + 1: one more says a next page exists). */
-export function aggregatePageOf(request: AggregateRequest, rows: Row[]): AggregatePage {
+/**
+ * A lower bound on a row's bytes in the answer (its texts' UTF-16 length): once the rows read
+ * pass the page budget by this measure, the page certainly ends before them, so reading stops.
+ */
+export const rowTextLength = (row: Row): number =>
+  Object.values(row).reduce<number>((total, value) => total + (typeof value === 'string' ? value.length : 8), 0);
+
+/**
+ * The page from the statement's rows (up to limit + 1: one more says a next page exists), at
+ * most `pageBytes` of JSON (PLAINBASE_PAGE_BYTES) but at least one group: a long group value
+ * ends the page early, with a cursor to the rest, as a list's page does.
+ */
+export function aggregatePageOf(request: AggregateRequest, rows: Row[], pageBytes: number): AggregatePage {
   const layout = layoutOf(request);
-  const page = rows.slice(0, request.limit);
   const skipped: Record<string, number> = {};
   const first = rows[0];
   const addSkipped = (name: string, value: unknown) => {
@@ -350,19 +360,29 @@ export function aggregatePageOf(request: AggregateRequest, rows: Row[]): Aggrega
   };
   layout.numericFields.forEach((field, j) => addSkipped(field.name, first?.[`tk${j}`]));
   layout.skippedGroupFields.forEach(({ field, alias }) => addSkipped(field.name, first?.[`t${alias}`]));
-  const data = page.map((row): AggregateGroup => {
-    const group: Record<string, unknown> = {};
-    for (const { key, alias } of layout.groups) {
-      group[key.name] = key.kind === 'bucket' ? row[alias] : groupValue(row[`${alias}_r`], row[`${alias}_t`], row[`${alias}_n`]);
-    }
-    const answer: AggregateGroup = { group, count: Number(row.c) };
-    for (const metric of request.metrics) {
-      const value = row[metricColumn(layout, request.metrics, metric.name)];
-      if (metric.kind === 'countDistinct') (answer.countDistinct ??= {})[metric.field.name] = Number(value);
-      else (answer[metric.kind] ??= {})[metric.field.name] = numberOrNull(value);
-    }
-    return answer;
-  });
-  const more = rows.length > request.limit;
-  return { data, nextCursor: more ? encodeAggregateCursor(request.signature, request.offset + request.limit) : null, skipped };
+  // The frame with room for the longest cursor, then each group and its comma.
+  let bytes = Buffer.byteLength(JSON.stringify({ data: [], nextCursor: encodeAggregateCursor(request.signature, AGGREGATE_LIMITS.offset), skipped }));
+  const data: AggregateGroup[] = [];
+  for (const row of rows.slice(0, request.limit)) {
+    const group = groupOf(layout, request, row);
+    bytes += Buffer.byteLength(JSON.stringify(group)) + 1;
+    if (data.length > 0 && bytes > pageBytes) break;
+    data.push(group);
+  }
+  const more = rows.length > data.length;
+  return { data, nextCursor: more ? encodeAggregateCursor(request.signature, request.offset + data.length) : null, skipped };
+}
+
+function groupOf(layout: Layout, request: AggregateRequest, row: Row): AggregateGroup {
+  const group: Record<string, unknown> = {};
+  for (const { key, alias } of layout.groups) {
+    group[key.name] = key.kind === 'bucket' ? row[alias] : groupValue(row[`${alias}_r`], row[`${alias}_t`], row[`${alias}_n`]);
+  }
+  const answer: AggregateGroup = { group, count: Number(row.c) };
+  for (const metric of request.metrics) {
+    const value = row[metricColumn(layout, request.metrics, metric.name)];
+    if (metric.kind === 'countDistinct') (answer.countDistinct ??= {})[metric.field.name] = Number(value);
+    else (answer[metric.kind] ??= {})[metric.field.name] = numberOrNull(value);
+  }
+  return answer;
 }
