@@ -222,7 +222,8 @@ async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): 
       where ${actorVersions(scope, 'v', true)} and v.record_id in (${ids})
       group by v.record_id
     )
-    select f.record_id, r.collection_id, f.first_revision, fv.change as first_change,
+    select f.record_id, r.collection_id, f.first_revision,
+      (select fv.change from record_versions fv where fv.workspace_id = ${scope.workspaceId} and fv.record_id = f.record_id and fv.revision = f.first_revision) as first_change,
       r.revision, r.data, r.schema_version, r.trashed_at,
       p.revision as prev_revision, p.data as prev_data, p.schema_version as prev_schema_version, p.change as prev_change,
       case when p.data = r.data then 1 else 0 end as same_data,
@@ -239,7 +240,8 @@ async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): 
     from firsts f
     join records r on r.workspace_id = ${scope.workspaceId} and r.id = f.record_id
     join collections c on c.id = r.collection_id
-    join record_versions fv on fv.workspace_id = ${scope.workspaceId} and fv.record_id = f.record_id and fv.revision = f.first_revision
+    -- Every other table is reached from the batch's records by primary key (a join on versions
+    -- by workspace alone could be walked first, all of the workspace's versions for each batch).
     left join record_versions p on p.workspace_id = ${scope.workspaceId} and p.record_id = f.record_id and p.revision = f.first_revision - 1
     order by f.record_id`.execute(db);
   return rows;
