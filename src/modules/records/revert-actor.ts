@@ -216,7 +216,7 @@ async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): 
   const ids = sql.join(recordIds);
   const actorIdOrEmpty = scope.actorId ?? '';
   const { rows } = await sql<Candidate>`
-    with firsts as (
+    with firsts as materialized (
       select b.id as record_id, (
         select min(v.revision) from record_versions v
         where ${actorVersions(scope, 'v', true)} and v.record_id = b.id
@@ -244,7 +244,7 @@ async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): 
     join collections c on c.id = r.collection_id
     -- Every table is reached from the batch's records by primary key: a join on versions could be
     -- walked by workspace alone first, all of the workspace's versions for each batch (both
-    -- planners did, without statistics).
+    -- planners did, without statistics). Materialized: each first revision is looked up once.
     left join record_versions p on p.workspace_id = ${scope.workspaceId} and p.record_id = f.record_id and p.revision = f.first_revision - 1
     where f.first_revision is not null
     order by f.record_id`.execute(db);
