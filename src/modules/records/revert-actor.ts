@@ -183,9 +183,9 @@ interface Scope {
 
 /**
  * The actor's versions in the window: record_versions_actor (migration 0018) holds all of it.
- * `byRecord`: the condition of a batch's query, which names its records, so the primary key
- * (workspace, record) must lead: each column is wrapped (`|| ''`) so that neither planner walks
- * the actor's whole window for every batch instead (no statistics on a table that just grew).
+ * `byRecord`: the condition of a batch's query, which looks up one record's versions by primary
+ * key (workspace, record): each other column is wrapped (`|| ''`) so that neither planner walks
+ * the actor's whole window for every record instead (no statistics on a table that just grew).
  */
 const actorVersions = (scope: Scope, alias: string, byRecord = false) => {
   const column = (name: string) => (byRecord && name !== 'workspace_id' ? sql`(${sql.ref(`${alias}.${name}`)} || '')` : sql.ref(`${alias}.${name}`));
@@ -216,13 +216,16 @@ async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): 
   const ids = sql.join(recordIds);
   const actorIdOrEmpty = scope.actorId ?? '';
   const { rows } = await sql<Candidate>`
-    with firsts as (
-      select v.record_id, min(v.revision) as first_revision
-      from record_versions v
-      where ${actorVersions(scope, 'v', true)} and v.record_id in (${ids})
-      group by v.record_id
+    with firsts as materialized (
+      select b.id as record_id, (
+        select min(v.revision) from record_versions v
+        where ${actorVersions(scope, 'v', true)} and v.record_id = b.id
+      ) as first_revision
+      from records b
+      where b.workspace_id = ${scope.workspaceId} and b.id in (${ids})
     )
-    select f.record_id, r.collection_id, f.first_revision, fv.change as first_change,
+    select f.record_id, r.collection_id, f.first_revision,
+      (select fv.change from record_versions fv where fv.workspace_id = ${scope.workspaceId} and fv.record_id = f.record_id and fv.revision = f.first_revision) as first_change,
       r.revision, r.data, r.schema_version, r.trashed_at,
       p.revision as prev_revision, p.data as prev_data, p.schema_version as prev_schema_version, p.change as prev_change,
       case when p.data = r.data then 1 else 0 end as same_data,
@@ -239,8 +242,11 @@ async function readCandidates(db: Executor, scope: Scope, recordIds: string[]): 
     from firsts f
     join records r on r.workspace_id = ${scope.workspaceId} and r.id = f.record_id
     join collections c on c.id = r.collection_id
-    join record_versions fv on fv.workspace_id = ${scope.workspaceId} and fv.record_id = f.record_id and fv.revision = f.first_revision
+    -- Every table is reached from the batch's records by primary key: a join on versions could be
+    -- walked by workspace alone first, all of the workspace's versions for each batch (both
+    -- planners did, without statistics). Materialized: each first revision is looked up once.
     left join record_versions p on p.workspace_id = ${scope.workspaceId} and p.record_id = f.record_id and p.revision = f.first_revision - 1
+    where f.first_revision is not null
     order by f.record_id`.execute(db);
   return rows;
 }
