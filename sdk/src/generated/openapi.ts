@@ -4443,8 +4443,17 @@ export interface operations {
                                         provider: "turnstile" | "hcaptcha";
                                     };
                                 };
+                                searchFields?: string[];
                             };
                             activeSchemaVersion: number | null;
+                            /** @description Only with settings.searchFields: the search index. ?search= answers 409 until it is ready. */
+                            search?: {
+                                state: "building" | "ready";
+                                /** @description While building: records indexed so far. */
+                                indexed?: number;
+                                /** @description While building: records the collection held when the build began. */
+                                total?: number;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 in UTC with milliseconds.
@@ -4529,7 +4538,7 @@ export interface operations {
                     /** @description Lower case letters, digits and _, starting with a letter. */
                     name: string;
                     public?: boolean;
-                    /** @description Collection settings: a description and public submissions (docs/data-api.md, Collections). An unknown setting is refused. */
+                    /** @description Collection settings: a description, public submissions and the searched fields (docs/data-api.md, Collections). An unknown setting is refused. */
                     settings?: {
                         description?: string;
                         /** @description Public submissions (docs/data-api.md, "Public submissions"). */
@@ -4549,6 +4558,7 @@ export interface operations {
                                 secret?: string;
                             } | null;
                         };
+                        searchFields?: string[] | null;
                     };
                 };
             };
@@ -4593,8 +4603,17 @@ export interface operations {
                                     provider: "turnstile" | "hcaptcha";
                                 };
                             };
+                            searchFields?: string[];
                         };
                         activeSchemaVersion: number | null;
+                        /** @description Only with settings.searchFields: the search index. ?search= answers 409 until it is ready. */
+                        search?: {
+                            state: "building" | "ready";
+                            /** @description While building: records indexed so far. */
+                            indexed?: number;
+                            /** @description While building: records the collection held when the build began. */
+                            total?: number;
+                        };
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -4714,8 +4733,17 @@ export interface operations {
                                     provider: "turnstile" | "hcaptcha";
                                 };
                             };
+                            searchFields?: string[];
                         };
                         activeSchemaVersion: number | null;
+                        /** @description Only with settings.searchFields: the search index. ?search= answers 409 until it is ready. */
+                        search?: {
+                            state: "building" | "ready";
+                            /** @description While building: records indexed so far. */
+                            indexed?: number;
+                            /** @description While building: records the collection held when the build began. */
+                            total?: number;
+                        };
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -4839,8 +4867,17 @@ export interface operations {
                                     provider: "turnstile" | "hcaptcha";
                                 };
                             };
+                            searchFields?: string[];
                         };
                         activeSchemaVersion: number | null;
+                        /** @description Only with settings.searchFields: the search index. ?search= answers 409 until it is ready. */
+                        search?: {
+                            state: "building" | "ready";
+                            /** @description While building: records indexed so far. */
+                            indexed?: number;
+                            /** @description While building: records the collection held when the build began. */
+                            total?: number;
+                        };
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -4928,7 +4965,7 @@ export interface operations {
                     /** @description Lower case letters, digits and _, starting with a letter. */
                     name?: string;
                     public?: boolean;
-                    /** @description Collection settings: a description and public submissions (docs/data-api.md, Collections). An unknown setting is refused. */
+                    /** @description Collection settings: a description, public submissions and the searched fields (docs/data-api.md, Collections). An unknown setting is refused. */
                     settings?: {
                         description?: string;
                         /** @description Public submissions (docs/data-api.md, "Public submissions"). */
@@ -4948,6 +4985,7 @@ export interface operations {
                                 secret?: string;
                             } | null;
                         };
+                        searchFields?: string[] | null;
                     };
                 };
             };
@@ -4992,8 +5030,17 @@ export interface operations {
                                     provider: "turnstile" | "hcaptcha";
                                 };
                             };
+                            searchFields?: string[];
                         };
                         activeSchemaVersion: number | null;
+                        /** @description Only with settings.searchFields: the search index. ?search= answers 409 until it is ready. */
+                        search?: {
+                            state: "building" | "ready";
+                            /** @description While building: records indexed so far. */
+                            indexed?: number;
+                            /** @description While building: records the collection held when the build began. */
+                            total?: number;
+                        };
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -5104,8 +5151,17 @@ export interface operations {
                                     provider: "turnstile" | "hcaptcha";
                                 };
                             };
+                            searchFields?: string[];
                         };
                         activeSchemaVersion: number | null;
+                        /** @description Only with settings.searchFields: the search index. ?search= answers 409 until it is ready. */
+                        search?: {
+                            state: "building" | "ready";
+                            /** @description While building: records indexed so far. */
+                            indexed?: number;
+                            /** @description While building: records the collection held when the build began. */
+                            total?: number;
+                        };
                         /**
                          * Format: date-time
                          * @description ISO 8601 in UTC with milliseconds.
@@ -5407,6 +5463,8 @@ export interface operations {
                 sort?: string;
                 /** @description Only these data paths in each record: data.name,data.address.city */
                 fields?: string;
+                /** @description Full-text search in the collection's settings.searchFields: words (all must match), "quoted phrases", prefix*. Best match first unless sort is given; combines with filter. 400 without searchFields, 409 while the index is being built; see docs/queries.md, Search. */
+                search?: string;
                 /** @description Also answer `total`, the number of matching records. */
                 count?: boolean;
                 trashed?: boolean;
