@@ -105,7 +105,7 @@ async function runEngine(engine: 'sqlite' | 'postgres'): Promise<string[][]> {
       log(`${engine}: search index built in the background way in ${fixed(buildSeconds, 1)} s (${thousands(settings.records / buildSeconds)} records/s)`);
       await sql`analyze record_search`.execute(storage.db);
     }
-    if (process.env.BENCH_EXPLAIN) {
+    if (process.env.BENCH_EXPLAIN && engine === 'postgres') {
       const plan = await sql.raw(`explain analyze select records.id, ts_rank(record_search.tsv, to_tsquery('simple', '(''t4242'')'), 1) as s from records join record_search on record_search.record_id = records.id where records.workspace_id = '${WORKSPACE}' and records.collection_id = '${COLLECTION}' and trashed_at is null and record_search.tsv @@ to_tsquery('simple', '(''t4242'')') order by s desc, records.id limit 51`).execute(storage.db);
       if (engine === 'postgres') log((plan.rows as { 'QUERY PLAN': string }[]).map((row) => row['QUERY PLAN']).join('\n'));
     }

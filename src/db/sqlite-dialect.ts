@@ -86,7 +86,8 @@ export const sqliteDialect: Dialect = {
     const marked = sql`highlight(record_search, 0, char(2), '')`;
     return {
       matches: sql<SqlBool>`records.rowid in (select rowid from record_search where record_search match ${text})`,
-      joinOn: sql<SqlBool>`record_search.rowid = records.rowid`,
+      // The unary + keeps SQLite from looking the full-text row up per record: the MATCH leads, the records follow by rowid.
+      joinOn: sql<SqlBool>`records.rowid = +record_search.rowid`,
       joinedMatch: sql<SqlBool>`record_search match ${text}`,
       score: sql<number>`((length(${marked}) - length(replace(${marked}, char(2), ''))) * 1.0 / (length(record_search.body) + 50))`,
       scoreValue: (value) => sql<number>`${value}`,
