@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { newId } from '../src/ids.js';
@@ -51,6 +53,8 @@ const FILLED: Record<string, Fill> = {
   '/v1/auth/sessions': () => ['/v1/auth/sessions'],
   '/v1/webhooks/{wh}/deliveries': (w) => [`/v1/webhooks/${w.webhookId}/deliveries`],
   '/v1/events': () => ['/v1/events'],
+  // Archives put on the shelf by hand in beforeAll (their names are all a listing shows of them).
+  '/v1/backups': () => ['/v1/backups'],
   // Groups made long by their texts and by metrics on long field names (null: no such field).
   '/v1/collections/{col}/aggregate': (w) => [`/v1/collections/${w.collection}/aggregate?groupBy=data.text&metrics=${[1, 2, 3, 4, 5, 6, 7, 8].map((k) => `sum:data.${'x'.repeat(60)}${k}`).join(',')}`],
 };
@@ -113,6 +117,10 @@ describeEachEngine('every list page is bounded in bytes', (engine) => {
       const signedIn = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: { 'user-agent': long(`browser ${i}`, 500) }, payload: { email: OWNER.email, password: OWNER.password } });
       expect(signedIn.statusCode, signedIn.body).toBe(200);
     }
+    // Backups are listed from the shelf: 60 empty archives there fill many pages of the budget.
+    const shelf = path.join(t.deps.config.dataDir, 'backups');
+    fs.mkdirSync(shelf, { recursive: true });
+    for (let n = 0; n < 60; n++) fs.writeFileSync(path.join(shelf, `plainbase-2026-01-01T00-${String(n).padStart(2, '0')}-00-000Z.tar`), '');
     // Events reach the feed, and deliveries the log, once the worker has fanned them out.
     await new DeliveryWorker(t.deps).drain();
   }, 60_000);
