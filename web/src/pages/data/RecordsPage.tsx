@@ -184,7 +184,7 @@ export function RecordsPage() {
           {records.loading && records.items.length === 0
             ? 'Loading…'
             : records.total !== undefined
-              ? `${records.total.toLocaleString()} ${trashed ? 'trashed ' : ''}${records.total === 1 ? 'record' : 'records'}${matchWords(filter, activeSearch)}; showing ${records.items.length.toLocaleString()}.`
+              ? `${records.total.toLocaleString()} ${trashed ? 'trashed ' : ''}${records.total === 1 ? 'record' : 'records'}${matchWords(filter, activeSearch, records.total === 1)}; showing ${records.items.length.toLocaleString()}.`
               : `Showing ${records.items.length.toLocaleString()}.`}
         </p>
       ) : null}
@@ -318,10 +318,11 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
   };
 }
 
-function matchWords(filter: string, search: string): string {
-  if (filter && search) return ' match the search and the filter';
-  if (search) return ' match the search';
-  return filter ? ' match the filter' : '';
+function matchWords(filter: string, search: string, one: boolean): string {
+  const verb = one ? ' matches' : ' match';
+  if (filter && search) return `${verb} the search and the filter`;
+  if (search) return `${verb} the search`;
+  return filter ? `${verb} the filter` : '';
 }
 
 function confirmMessage(record: RecordItem, action: 'trash' | 'purge'): string {
