@@ -126,10 +126,65 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: summary, search and chan
     await shown(page.getByText('5 records; showing 5.'));
     await otherUntouched();
   });
+
+  it('sets a field on all that match the filter, the dry run counted first', async () => {
+    d.explainFailure();
+    await page.goto(`/collections/people/records?filter=${encodeURIComponent('data.plan = "free"')}`);
+    await shown(page.getByText('2 records match the filter; showing 2.'));
+    const changes = page.getByRole('region', { name: 'Changes by filter' });
+    await changes.getByRole('button', { name: 'Set a field on all that match…' }).click();
+    await changes.getByLabel('Field', { exact: true }).fill('plan');
+    await changes.getByLabel('New value').fill('paid');
+    await changes.getByRole('button', { name: 'Count and confirm…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Set plan on 2 records?' });
+    await containsText(dialog, '2 records match data.plan = "free"; 2 records would change.');
+    // The count came from a dry run: nothing is written before the confirm.
+    expect((await call('GET', `/v1/collections/people/records?filter=${encodeURIComponent('data.plan = "free"')}&count=true`)).total).toBe(2);
+    await d.shot('records-bulk-set-confirm');
+    await dialog.getByRole('button', { name: 'Set on 2 records' }).click();
+    await hasText(page.getByRole('status').filter({ hasText: 'Set plan' }), 'Set plan on 2 records.');
+    await shown(page.getByText('No record matches the filter.'));
+    const paid = await call('GET', `/v1/collections/people/records?filter=${encodeURIComponent('data.plan = "paid"')}`);
+    expect(paid.data.map((record: { data: { name: string } }) => record.data.name).sort()).toEqual(['Edsger Dijkstra', 'Linus Torvalds']);
+    expect((await call('GET', `/v1/collections/people/records?filter=${encodeURIComponent('data.plan = "pro"')}&count=true`)).total).toBe(2);
+    await otherUntouched();
+  });
+
+  it('trashes all that match the filter after the dry-run count, and a cancel changes nothing', async () => {
+    d.explainFailure();
+    await page.goto(`/collections/people/records?filter=${encodeURIComponent('data.plan = "pro"')}`);
+    await shown(page.getByText('2 records match the filter; showing 2.'));
+    const changes = page.getByRole('region', { name: 'Changes by filter' });
+    await changes.getByRole('button', { name: 'Trash all that match the filter…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Move 2 records to the trash?' });
+    await containsText(dialog, '2 records match data.plan = "pro".');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await call('GET', '/v1/collections/people/records?count=true')).total).toBe(5);
+
+    await changes.getByRole('button', { name: 'Trash all that match the filter…' }).click();
+    await dialog.getByRole('button', { name: 'Trash 2 records' }).click();
+    await hasText(page.getByRole('status').filter({ hasText: 'trash' }), '2 records moved to the trash.');
+    await shown(page.getByText('No record matches the filter.'));
+    const live = await call('GET', '/v1/collections/people/records');
+    expect(live.data.map((record: { data: { name: string } }) => record.data.name).sort()).toEqual(['Alan Turing', 'Edsger Dijkstra', 'Linus Torvalds']);
+    const trashed = await call('GET', '/v1/collections/people/records?trashed=true');
+    expect(trashed.data.map((record: { data: { name: string } }) => record.data.name).sort()).toEqual(['Ada Lovelace', 'Grace Hopper']);
+    await otherUntouched();
+
+    // Without a filter there is nothing to change by filter: the buttons are not offered.
+    await page.getByRole('search', { name: 'Filter records' }).getByRole('button', { name: 'Clear' }).click();
+    await shown(page.getByText('3 records; showing 3.'));
+    expect(await page.getByRole('region', { name: 'Changes by filter' }).count()).toBe(0);
+  });
 });
 
 async function shown(locator: Locator): Promise<void> {
   await locator.first().waitFor({ state: 'visible' });
+}
+
+async function hasText(locator: Locator, text: string): Promise<void> {
+  await expect.poll(async () => (await locator.first().innerText()).trim(), { timeout: 10_000 }).toBe(text);
 }
 
 async function containsText(locator: Locator, text: string): Promise<void> {

@@ -12,6 +12,7 @@ import { CollectionTabs } from './CollectionTabs.js';
 import { ExportPanel } from './ExportPanel.js';
 import { FilterBar, filterProblem } from './FilterBar.js';
 import { SearchBox } from './SearchBox.js';
+import { BulkChanges } from './BulkChanges.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
@@ -174,6 +175,20 @@ export function RecordsPage() {
       ) : null}
 
       <FilterBar filter={filter} error={records.error} fields={fields} onApply={(next) => setQuery({ filter: next })} />
+
+      {filter && !trashed && !badFilter && (can('records:update') || can('records:delete')) ? (
+        <BulkChanges
+          collection={name}
+          filter={filter}
+          search={activeSearch}
+          canUpdate={can('records:update')}
+          canDelete={can('records:delete')}
+          onDone={(done) => {
+            setNotice(done);
+            void records.reload();
+          }}
+        />
+      ) : null}
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
       <ErrorText error={actionError} />
