@@ -108,6 +108,8 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: summary, search and chan
     await shown(page.getByText('2 records match the search; showing 2.'));
     expect(await page.getByText(/^Indexing/).count()).toBe(0);
     expect(await namesShown()).toEqual(['Ada Lovelace', 'Alan Turing']);
+    // Best match first: no column is marked as the order.
+    expect(await page.getByRole('columnheader', { name: 'createdAt' }).getAttribute('aria-sort')).toBe('none');
     await page.unroute((url) => url.pathname === '/v1/collections/people');
     await d.shot('records-search');
 

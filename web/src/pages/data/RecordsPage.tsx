@@ -208,6 +208,7 @@ export function RecordsPage() {
         <RecordsTable
           records={records.items}
           sort={sort}
+          ranked={activeSearch !== '' && sort === ''}
           onSort={(next) => setQuery({ sort: next })}
           caption={`Records of ${name}`}
           highlighted={live.marked}

@@ -1,4 +1,4 @@
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useId, useState, type FormEvent } from 'react';
 
 /**
  * The records' text search (`?search=`), shown when the collection has search fields: words all
@@ -28,7 +28,7 @@ export function SearchBox(props: { search: string; fields: string[]; onApply: (s
         ) : null}
       </div>
       <small id={`${id}-help`} className="hint">
-        Searches {props.fields.length ? props.fields.map((field) => <code key={field}>{field} </code>) : 'the search fields'}; every word must be there. Best
+        Searches {props.fields.length ? props.fields.map((field, index) => <Fragment key={field}>{index ? ', ' : ''}<code>{field}</code></Fragment>) : 'the search fields'}; every word must be there. Best
         matches come first unless you sort by a column.
       </small>
     </form>
