@@ -179,6 +179,39 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: summary, search and chan
     await shown(page.getByText('3 records; showing 3.'));
     expect(await page.getByRole('region', { name: 'Changes by filter' }).count()).toBe(0);
   });
+
+  it('refuses a field the API refuses, in words, with nothing asked and nothing changed', async () => {
+    d.explainFailure();
+    await page.goto(`/collections/people/records?filter=${encodeURIComponent('data.plan = "trial"')}`);
+    await shown(page.getByText('1 record matches the filter; showing 1.'));
+    const changes = page.getByRole('region', { name: 'Changes by filter' });
+    await changes.getByRole('button', { name: 'Set a field on all that match…' }).click();
+    await changes.getByLabel('Field', { exact: true }).fill('__proto__');
+    await changes.getByLabel('New value').fill('{"admin": true}');
+    const answer = page.waitForResponse((response) => response.url().endsWith('/records/bulk-update'));
+    await changes.getByRole('button', { name: 'Count and confirm…' }).click();
+    expect((await answer).status()).toBe(400);
+    await shown(changes.getByRole('alert'));
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    const alan = await call('GET', `/v1/collections/people/records?filter=${encodeURIComponent('data.plan = "trial"')}`);
+    expect(alan.data[0].data).toEqual(PEOPLE[3]);
+  });
+
+  it('shows a viewer the summary and the search, and no changes by filter', async () => {
+    d.explainFailure();
+    const invite = await call('POST', '/v1/invites', { email: 'vera@example.com', role: 'viewer' });
+    const context = await d.newContext();
+    const accepted = await context.request.post(`/v1/invites/${invite.token}/accept`, { data: { name: 'Vera Viewer', password: 'viewer password 1' } });
+    expect(accepted.status()).toBe(200);
+    const viewer = await context.newPage();
+    await viewer.goto('/collections/people/summary');
+    await containsText(viewer.getByRole('region', { name: 'Records added per day' }), '3 records added in the last 30 days');
+    await viewer.goto(`/collections/people/records?filter=${encodeURIComponent('data.plan = "paid"')}&search=kernel`);
+    await viewer.getByText('1 record matches the search and the filter; showing 1.').waitFor();
+    expect(await viewer.getByRole('region', { name: 'Changes by filter' }).count()).toBe(0);
+    expect(await viewer.getByRole('button', { name: /all that match/ }).count()).toBe(0);
+    await context.close();
+  });
 });
 
 async function shown(locator: Locator): Promise<void> {
