@@ -10,6 +10,7 @@ import { CollectionPage } from './pages/data/CollectionPage.js';
 import { CollectionsPage } from './pages/data/CollectionsPage.js';
 import { FilesPage } from './pages/data/FilesPage.js';
 import { IndexesPage } from './pages/data/IndexesPage.js';
+import { SummaryPage } from './pages/data/SummaryPage.js';
 import { RecordsPage } from './pages/data/RecordsPage.js';
 import { SchemasPage } from './pages/data/SchemasPage.js';
 import { TrashPage } from './pages/data/TrashPage.js';
@@ -47,6 +48,7 @@ export const routes: Route[] = [
   { path: '/', page: CollectionsPage, ability: 'collections:read' },
   { path: '/collections/:name', page: CollectionPage, ability: 'collections:read' },
   { path: '/collections/:name/records', page: RecordsPage, ability: 'records:read' },
+  { path: '/collections/:name/summary', page: SummaryPage, ability: 'records:read' },
   { path: '/collections/:name/schemas', page: SchemasPage, ability: 'schemas:read' },
   { path: '/collections/:name/indexes', page: IndexesPage, ability: 'indexes:manage' },
   { path: '/collections/:name/files', page: FilesPage, ability: 'files:read' },

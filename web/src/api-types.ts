@@ -30,6 +30,12 @@ export type StoredFile = ItemOf<'/v1/collections/{col}/files'>;
 /** How many stored records a schema version would refuse. */
 export type SchemaCheck = Answer<'/v1/collections/{col}/schemas/{version}/check', 'get'>;
 export type ImportReport = Answer<'/v1/collections/{col}/import', 'post'>;
+/** Counts per group (`GET …/aggregate`). */
+export type Aggregate = Answer<'/v1/collections/{col}/aggregate', 'get'>;
+export type AggregateGroup = Aggregate['data'][number];
+/** The answers of the changes by filter. */
+export type BulkUpdateResult = Answer<'/v1/collections/{col}/records/bulk-update', 'post'>;
+export type BulkDeleteResult = Answer<'/v1/collections/{col}/records/bulk-delete', 'post'>;
 
 // People
 /** What an invite link names before it is accepted. */

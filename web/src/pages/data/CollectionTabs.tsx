@@ -7,6 +7,7 @@ export function CollectionTabs(props: { name: string; title: string }) {
   const session = useSession();
   const tabs: { label: string; to: string; show: boolean }[] = [
     { label: 'Records', to: pagePath(props.name, 'records'), show: true },
+    { label: 'Summary', to: pagePath(props.name, 'summary'), show: session.can('records:read') },
     { label: 'Schema versions', to: pagePath(props.name, 'schemas'), show: session.can('schemas:read') },
     { label: 'Indexes', to: pagePath(props.name, 'indexes'), show: session.can('indexes:manage') },
     { label: 'Files', to: pagePath(props.name, 'files'), show: session.can('files:read') },

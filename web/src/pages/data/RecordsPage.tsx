@@ -11,6 +11,8 @@ import { usePagedQuery, type Paged } from '../../query/usePagedQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { ExportPanel } from './ExportPanel.js';
 import { FilterBar, filterProblem } from './FilterBar.js';
+import { SearchBox } from './SearchBox.js';
+import { BulkChanges } from './BulkChanges.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
@@ -21,6 +23,7 @@ import { recordSummary } from './record-summary.js';
 import './data.css';
 
 const PAGE_SIZE = 50;
+const INDEXING_POLL_MS = 1000;
 
 /** How long a row stays marked after it changed. */
 const MARK_MS = 4000;
@@ -36,14 +39,24 @@ export function RecordsPage() {
   const filter = query.get('filter') ?? '';
   const sort = query.get('sort') ?? '';
   const trashed = query.get('trashed') === 'true';
+  const searchText = query.get('search') ?? '';
   useTitle(`${name}: ${trashed ? 'trashed records' : 'records'}`);
   const session = useSession();
 
-  const collection = useApiQuery([collectionPath(name)], (signal) => api<Collection>('GET', collectionPath(name), undefined, signal));
-  const records = usePagedQuery<RecordItem>([collectionPath(name, 'records'), { filter, sort, trashed }], (cursor, signal) => {
+  const [indexing, setIndexing] = useState(false);
+  // While the search index is being built, its progress is read again every second.
+  const collection = useApiQuery([collectionPath(name)], (signal) => api<Collection>('GET', collectionPath(name), undefined, signal), indexing ? { refreshEveryMs: INDEXING_POLL_MS } : {});
+  const searchable = (collection.data?.settings.searchFields?.length ?? 0) > 0;
+  const building = collection.data?.search?.state === 'building' ? collection.data.search : null;
+  if (indexing !== (building !== null)) setIndexing(building !== null);
+  // A search is sent once the index is ready: until then the API answers 409, and the page says why.
+  const activeSearch = searchable && !building ? searchText : '';
+  const records = usePagedQuery<RecordItem>([collectionPath(name, 'records'), { filter, sort, trashed, search: activeSearch }], (cursor, signal) => {
     const search = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (filter) search.set('filter', filter);
-    search.set('sort', sort || DEFAULT_SORT_PARAM);
+    if (activeSearch) search.set('search', activeSearch);
+    // A search without a chosen order comes best match first.
+    if (sort || !activeSearch) search.set('sort', sort || DEFAULT_SORT_PARAM);
     if (trashed) search.set('trashed', 'true');
     if (cursor) search.set('cursor', cursor);
     else search.set('count', 'true');
@@ -151,7 +164,31 @@ export function RecordsPage() {
         />
       ) : null}
 
+      {searchable || searchText ? (
+        <SearchBox search={searchText} fields={collection.data?.settings.searchFields ?? []} onApply={(next) => setQuery({ search: next })} />
+      ) : null}
+      {searchable && building ? (
+        <p role="status" className="hint">
+          Indexing: {(building.indexed ?? 0).toLocaleString()} of {(building.total ?? 0).toLocaleString()}
+          {searchText ? '. The search runs when the index is ready.' : '. Search works when it is done.'}
+        </p>
+      ) : null}
+
       <FilterBar filter={filter} error={records.error} fields={fields} onApply={(next) => setQuery({ filter: next })} />
+
+      {filter && !trashed && !badFilter && (can('records:update') || can('records:delete')) ? (
+        <BulkChanges
+          collection={name}
+          filter={filter}
+          search={activeSearch}
+          canUpdate={can('records:update')}
+          canDelete={can('records:delete')}
+          onDone={(done) => {
+            setNotice(done);
+            void records.reload();
+          }}
+        />
+      ) : null}
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
       <ErrorText error={actionError} />
@@ -162,7 +199,7 @@ export function RecordsPage() {
           {records.loading && records.items.length === 0
             ? 'Loading…'
             : records.total !== undefined
-              ? `${records.total.toLocaleString()} ${trashed ? 'trashed ' : ''}${records.total === 1 ? 'record' : 'records'}${filter ? ' match the filter' : ''}; showing ${records.items.length.toLocaleString()}.`
+              ? `${records.total.toLocaleString()} ${trashed ? 'trashed ' : ''}${records.total === 1 ? 'record' : 'records'}${matchWords(filter, activeSearch, records.total === 1)}; showing ${records.items.length.toLocaleString()}.`
               : `Showing ${records.items.length.toLocaleString()}.`}
         </p>
       ) : null}
@@ -171,6 +208,7 @@ export function RecordsPage() {
         <RecordsTable
           records={records.items}
           sort={sort}
+          ranked={activeSearch !== '' && sort === ''}
           onSort={(next) => setQuery({ sort: next })}
           caption={`Records of ${name}`}
           highlighted={live.marked}
@@ -207,7 +245,7 @@ export function RecordsPage() {
       ) : null}
       {!records.loading && !records.error && records.items.length === 0 ? (
         <p className="empty">
-          {trashed ? 'No records in the trash.' : filter ? 'No record matches the filter.' : 'No records yet.'}
+          {activeSearch ? `No record matches the search${filter ? ' and the filter' : ''}.` : trashed ? 'No records in the trash.' : filter ? 'No record matches the filter.' : 'No records yet.'}
         </p>
       ) : null}
       <Pager hasMore={records.hasMore} loading={records.loading} onMore={() => void records.more()} />
@@ -294,6 +332,13 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
     note,
     marked,
   };
+}
+
+function matchWords(filter: string, search: string, one: boolean): string {
+  const verb = one ? ' matches' : ' match';
+  if (filter && search) return `${verb} the search and the filter`;
+  if (search) return `${verb} the search`;
+  return filter ? `${verb} the filter` : '';
 }
 
 function confirmMessage(record: RecordItem, action: 'trash' | 'purge'): string {

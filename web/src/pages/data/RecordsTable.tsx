@@ -39,22 +39,24 @@ export function RecordsTable(props: {
   onSort: (sort: string) => void;
   caption: string;
   actions: (record: RecordItem) => ReactNode;
+  /** A search without a chosen order: best matches first, so no column is marked as the order. */
+  ranked?: boolean;
   /** Records that just changed (live updates): their rows are marked for a moment. */
   highlighted?: ReadonlySet<string>;
 }) {
   const columns = dataColumns(props.records);
   const withFiles = props.records.some((record) => record.files.length > 0);
-  const current = parseSortParam(props.sort) ?? DEFAULT_SORT;
+  const current = parseSortParam(props.sort) ?? (props.ranked ? null : DEFAULT_SORT);
 
   function header(label: string, field: string | null) {
     if (!field) return <th scope="col" key={label}>{label}</th>;
-    const active = current?.field === field;
-    const ariaSort = active ? (current.descending ? 'descending' : 'ascending') : 'none';
+    const order = current?.field === field ? current : null;
+    const ariaSort = order ? (order.descending ? 'descending' : 'ascending') : 'none';
     // Ascending, descending, then back to the default order (newest first); from the default,
     // its own column turns to ascending.
     const descendingIsDefault = field === DEFAULT_SORT.field && DEFAULT_SORT.descending;
-    const next = !active ? field : !current.descending ? (descendingIsDefault ? '' : `-${field}`) : props.sort === '' ? field : '';
-    const arrow = active ? (current.descending ? '▼' : '▲') : '';
+    const next = !order ? field : !order.descending ? (descendingIsDefault ? '' : `-${field}`) : props.sort === '' ? field : '';
+    const arrow = order ? (order.descending ? '▼' : '▲') : '';
     return (
       <th scope="col" key={label} aria-sort={ariaSort}>
         <button type="button" className="sort-button" onClick={() => props.onSort(next)} title={`Sort by ${label}`}>

@@ -4,7 +4,7 @@ export function collectionPath(name: string, ...rest: string[]): string {
 }
 
 /** The dashboard path of a collection's page: pagePath('leads', 'records'). */
-export function pagePath(name: string, page?: 'records' | 'schemas' | 'indexes' | 'files'): string {
+export function pagePath(name: string, page?: 'records' | 'summary' | 'schemas' | 'indexes' | 'files'): string {
   return `/collections/${encodeURIComponent(name)}${page ? `/${page}` : ''}`;
 }
 

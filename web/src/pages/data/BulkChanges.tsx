@@ -1,0 +1,144 @@
+import { useState, type FormEvent } from 'react';
+import { api } from '../../api.js';
+import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { ErrorText } from '../../ui/ErrorText.js';
+import { Field } from '../../ui/Field.js';
+import type { BulkDeleteResult, BulkUpdateResult } from '../../api-types.js';
+import { collectionPath } from './collection-paths.js';
+
+type Pending = { kind: 'trash'; matched: number } | { kind: 'set'; matched: number; updated: number; field: string; patch: Record<string, unknown> };
+
+/**
+ * Changes by filter on the records table: "Trash all that match the filter" and "Set a field on
+ * all that match". Each first asks the API for a dry run, so the confirm says how many records the
+ * change takes before anything is written; the change itself is one transaction.
+ */
+export function BulkChanges(props: { collection: string; filter: string; search: string; canUpdate: boolean; canDelete: boolean; onDone: (notice: string) => void }) {
+  const [setOpen, setSetOpen] = useState(false);
+  const [field, setField] = useState('');
+  const [value, setValue] = useState('');
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [counting, setCounting] = useState(false);
+  const base = collectionPath(props.collection, 'records');
+
+  async function countTrash() {
+    setError(null);
+    setCounting(true);
+    try {
+      const dry = await api<BulkDeleteResult>('POST', `${base}/bulk-delete`, { filter: props.filter, dryRun: true });
+      setPending({ kind: 'trash', matched: dry.matched });
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setCounting(false);
+    }
+  }
+
+  async function countSet(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    const name = field.trim().replace(/^data\./, '');
+    if (!name) return;
+    const patch = nestedPatch(name, parseValue(value));
+    setCounting(true);
+    try {
+      const dry = await api<BulkUpdateResult>('POST', `${base}/bulk-update`, { filter: props.filter, patch, dryRun: true });
+      setPending({ kind: 'set', matched: dry.matched, updated: dry.updated, field: name, patch });
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setCounting(false);
+    }
+  }
+
+  /** Throws on failure, so the dialog stays open and says why. */
+  async function confirmed() {
+    if (!pending) return;
+    if (pending.kind === 'trash') {
+      const done = await api<BulkDeleteResult>('POST', `${base}/bulk-delete`, { filter: props.filter });
+      props.onDone(`${plural(done.trashed)} moved to the trash.`);
+    } else {
+      const done = await api<BulkUpdateResult>('POST', `${base}/bulk-update`, { filter: props.filter, patch: pending.patch });
+      props.onDone(`Set ${pending.field} on ${plural(done.updated)}.`);
+      setSetOpen(false);
+    }
+    setPending(null);
+  }
+
+  const nothing = pending !== null && (pending.kind === 'trash' ? pending.matched === 0 : pending.updated === 0);
+
+  return (
+    <section className="panel stack" aria-label="Changes by filter">
+      <div className="actions">
+        {props.canDelete ? (
+          <button type="button" className="quiet-danger" onClick={() => void countTrash()} disabled={counting}>
+            Trash all that match the filter…
+          </button>
+        ) : null}
+        {props.canUpdate ? (
+          <button type="button" aria-expanded={setOpen} onClick={() => setSetOpen(!setOpen)}>
+            Set a field on all that match…
+          </button>
+        ) : null}
+      </div>
+      {props.search ? <p className="hint">These change every record the filter matches; the search is not part of them.</p> : null}
+      {setOpen ? (
+        <form className="bulk-form" aria-label="Set a field on all that match" onSubmit={(event) => void countSet(event)}>
+          <Field label="Field" hint="A data field, like plan or address.city">
+            <input value={field} onChange={(event) => setField(event.target.value)} required spellCheck={false} autoComplete="off" />
+          </Field>
+          <Field label="New value" hint='JSON (42, true, null removes the field, "text"); anything else is text'>
+            <input value={value} onChange={(event) => setValue(event.target.value)} spellCheck={false} autoComplete="off" />
+          </Field>
+          <button type="submit" disabled={counting}>
+            Count and confirm…
+          </button>
+        </form>
+      ) : null}
+      <ErrorText error={error} />
+      <ConfirmDialog
+        open={pending !== null}
+        title={
+          pending?.kind === 'trash'
+            ? `Move ${plural(pending.matched)} to the trash?`
+            : pending
+              ? `Set ${pending.field} on ${plural(pending.updated)}?`
+              : ''
+        }
+        message={pending ? confirmMessage(pending, props.filter) : ''}
+        confirmLabel={nothing ? 'Nothing to change' : pending?.kind === 'trash' ? `Trash ${plural(pending.matched)}` : `Set on ${plural(pending?.kind === 'set' ? pending.updated : 0)}`}
+        danger={pending?.kind === 'trash'}
+        onConfirm={() => (nothing ? setPending(null) : confirmed())}
+        onCancel={() => setPending(null)}
+      />
+    </section>
+  );
+}
+
+function confirmMessage(pending: Pending, filter: string): string {
+  if (pending.kind === 'trash') return `${plural(pending.matched)} match ${filter}. They go to the trash together; each can be restored from "Show trashed records".`;
+  const same = pending.matched - pending.updated;
+  return `${plural(pending.matched)} match ${filter}; ${plural(pending.updated)} would change${same ? ` (${same} already ${same === 1 ? 'has' : 'have'} that value)` : ''}. Each keeps a version in its history.`;
+}
+
+function plural(count: number): string {
+  return `${count.toLocaleString()} ${count === 1 ? 'record' : 'records'}`;
+}
+
+/** The value as JSON when it reads as JSON, else as the text typed. */
+export function parseValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `address.city` and "Paris" → {address: {city: "Paris"}}: a merge patch that changes that field alone. */
+export function nestedPatch(path: string, value: unknown): Record<string, unknown> {
+  return path
+    .split('.')
+    .reverse()
+    .reduce<unknown>((inner, key) => ({ [key]: inner }), value) as Record<string, unknown>;
+}
