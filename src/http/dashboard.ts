@@ -31,6 +31,7 @@ export const DASHBOARD_PAGES = [
   '/collections/:name/schemas',
   '/collections/:name/indexes',
   '/collections/:name/files',
+  '/collections/:name/summary',
   '/trash',
   '/keys',
   '/service-accounts',
