@@ -10,6 +10,10 @@
 // files of their own next to their code, and the ones loaded only when needed (PostgreSQL, S3,
 // Redis, the webhook HTTP client), which a start must not load.
 //
+// The build goes to a folder beside the output first and takes its place whole at the end: a
+// server running from dist/ while someone builds again never finds it missing or half-written,
+// and a build that fails leaves the old one as it was.
+//
 // Types are not checked here (esbuild only removes them): `npm run typecheck` does that.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,29 +24,41 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUNDLED_PACKAGES = /^(typebox|kysely|zod|csv-parse)(\/|$)/;
 
 const outdir = path.resolve(ROOT, process.argv[2] ?? 'dist');
+const staging = path.join(path.dirname(outdir), `.${path.basename(outdir)}-${process.pid}-${Date.now()}`);
 
-fs.rmSync(outdir, { recursive: true, force: true });
-await esbuild.build({
-  absWorkingDir: ROOT,
-  entryPoints: ['src/cli.ts', 'src/worker/delivery-worker.ts'],
-  outdir,
-  outbase: 'src',
-  entryNames: '[dir]/[name]',
-  chunkNames: 'chunks/[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  tsconfig: 'tsconfig.json',
-  sourcemap: true,
-  logLevel: 'warning',
-  plugins: [
-    {
-      name: 'packages-stay-in-node-modules',
-      setup(build) {
-        build.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED_PACKAGES.test(args.path) ? undefined : { path: args.path, external: true }));
+try {
+  await build(staging);
+  const old = `${staging}-old`;
+  if (fs.existsSync(outdir)) fs.renameSync(outdir, old);
+  fs.renameSync(staging, outdir);
+  fs.rmSync(old, { recursive: true, force: true });
+} finally {
+  fs.rmSync(staging, { recursive: true, force: true });
+}
+
+async function build(into) {
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: ['src/cli.ts', 'src/worker/delivery-worker.ts'],
+    outdir: into,
+    outbase: 'src',
+    entryNames: '[dir]/[name]',
+    chunkNames: 'chunks/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    tsconfig: 'tsconfig.json',
+    sourcemap: true,
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'packages-stay-in-node-modules',
+        setup(build) {
+          build.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED_PACKAGES.test(args.path) ? undefined : { path: args.path, external: true }));
+        },
       },
-    },
-  ],
-});
+    ],
+  });
+}

@@ -135,7 +135,7 @@ export async function serve(config: Config): Promise<void> {
     // are kept and shipped. It works once, and each start replaces it while nobody exists.
     process.stdout.write(
       `\nPlainbase has no owner yet. Create one with this one-time link:\n  ${config.publicUrl}/setup?token=${setupToken}\n` +
-        `or from the command line: npx plainbase create-owner --email you@example.com --password '…'\n\n`,
+        `or from the command line: node bin/plainbase.js create-owner --email you@example.com --password '…'\n\n`,
     );
   }
 }

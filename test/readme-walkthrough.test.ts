@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,9 @@ describe('the README walkthrough', () => {
   let server: ServerProcess | undefined;
   let result: { code: number | null; stdout: string; stderr: string };
   let receiverPort: number;
+  /** When the builds the walkthrough runs were made, before it and after it. */
+  let builtAt: { before: number[]; after: number[] };
+  const builds = () => ['dist/cli.js', 'web/dist/index.html'].map((file) => statSync(path.join(ROOT, file)).mtimeMs);
 
   beforeAll(async () => {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'plainbase-readme-'));
@@ -49,6 +52,7 @@ describe('the README walkthrough', () => {
 
     const script = blocks.slice(1).join('\n').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replaceAll('4000', String(receiverPort));
     const home = path.join(scratch, 'home');
+    const before = builds();
     result = await new Promise((resolve, reject) => {
       const bash = spawn('bash', ['-euo', 'pipefail', '-c', script], {
         cwd: ROOT,
@@ -73,6 +77,7 @@ describe('the README walkthrough', () => {
         resolve({ code, stdout, stderr });
       });
     });
+    builtAt = { before, after: builds() };
   }, 240_000);
 
   afterAll(async () => {
@@ -83,6 +88,12 @@ describe('the README walkthrough', () => {
   it('runs to the end, every block as written', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(6);
     expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
+  });
+
+  // `npx plainbase` in a checkout installs the checkout into npx's cache, whose `prepare` builds
+  // dist/ and web/dist/ again: under the server the walkthrough runs, and under every other test.
+  it('builds nothing: the CLI runs from the build that is there', () => {
+    expect(builtAt.after).toEqual(builtAt.before);
   });
 
   it('makes a key with the CLI, a public collection and a record with curl', () => {

@@ -9,9 +9,7 @@ import { fileURLToPath } from 'node:url';
  * must hold a build of the current sources: this builds again (scripts/build-server.mjs, what
  * `npm run build:server` runs) when any source, or the build script, is newer than the build.
  * The tests in this process import the TypeScript sources themselves and need no build.
- *
- * The new build goes to a folder beside dist/ and takes its place at the end, so a build that
- * fails half-way never leaves a half-built dist/ behind.
+ * The build script puts the new build in place whole, so a failed build leaves the old one.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,17 +42,8 @@ export default async function setup(): Promise<void> {
   process.env[BUILT_THIS_RUN] = '1';
   if (serverBuildIsFresh()) return;
   process.stderr.write('test setup: dist/ is older than src/ (or missing): building the server\n');
-  const staging = path.join(ROOT, `.dist-${process.pid}-${Date.now()}`);
-  try {
-    const { code, output } = await run(process.execPath, [BUILD_SCRIPT, staging]);
-    if (code !== 0) throw new Error(`the server did not build (exit ${code}):\n${output}`);
-    const old = `${staging}-old`;
-    if (fs.existsSync(DIST)) fs.renameSync(DIST, old);
-    fs.renameSync(staging, DIST);
-    fs.rmSync(old, { recursive: true, force: true });
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-  }
+  const { code, output } = await run(process.execPath, [BUILD_SCRIPT]);
+  if (code !== 0) throw new Error(`the server did not build (exit ${code}):\n${output}`);
 }
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
