@@ -3,6 +3,7 @@ import { sql, type AliasedRawBuilder, type CompiledQuery, type Expression, type 
 import { JSON_TYPE_RANK } from '../../../db/dialect.js';
 import { isKnownTimeZone, TIME_BUCKET_UNITS, type TimeBucketUnit } from '../../../db/time-buckets.js';
 import { AppError } from '../../../errors.js';
+import { encodeJsonCursor, readJsonCursor } from './json-cursor.js';
 import { fieldTerms } from './compile.js';
 import { parseFieldRef, type FieldRef } from './field-ref.js';
 import { parseFilter, type FilterNode } from './filter-parser.js';
@@ -168,22 +169,16 @@ export function parseAggregateQuery(query: AggregateQueryText): AggregateRequest
 }
 
 // ---------------------------------------------------------------------------------------------
-// Cursors: base64url of JSON {a: the request's signature, o: the offset of the next group}.
+// Cursors (json-cursor.ts): {a: the request's signature, o: the offset of the next group}.
 
 export function encodeAggregateCursor(signature: string, offset: number): string {
-  return Buffer.from(JSON.stringify({ a: signature, o: offset }), 'utf8').toString('base64url');
+  return encodeJsonCursor({ a: signature, o: offset });
 }
 
 function decodeAggregateCursor(text: string, signature: string): number {
   const refuse = (reason: string) => invalid('cursor', `The cursor is not valid (${reason}); pass nextCursor exactly as received, with the same filter, groupBy, metrics, sort and tz.`);
-  let parsed: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(text)) throw new Error('not base64url');
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    throw refuse('it is not one of ours');
-  }
-  if (typeof parsed !== 'object' || parsed === null || !Object.hasOwn(parsed, 'a') || !Object.hasOwn(parsed, 'o')) throw refuse('it is not one of ours');
+  const parsed = readJsonCursor(text);
+  if (!parsed || !Object.hasOwn(parsed, 'a') || !Object.hasOwn(parsed, 'o')) throw refuse('it is not one of ours');
   const { a, o } = parsed as { a: unknown; o: unknown };
   if (a !== signature) throw refuse('it was made for another aggregate');
   if (!Number.isSafeInteger(o) || (o as number) < 1 || (o as number) > AGGREGATE_LIMITS.offset) throw refuse('it is not one of ours');

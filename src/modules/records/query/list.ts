@@ -11,6 +11,7 @@ import { visitRows } from '../../../db/row-stream.js';
 import { AppError } from '../../../errors.js';
 import { compileFilter, keysetCondition, orderModifiers, orderTermKinds, orderTerms, orderValues, termsPinnedByFilter } from './compile.js';
 import type { FilterNode } from './filter-parser.js';
+import { encodeJsonCursor, readJsonCursor } from './json-cursor.js';
 import { formatSort, type SortKey } from './sort-parser.js';
 import { unstorableTextReason } from '../../../storable-text.js';
 
@@ -242,8 +243,7 @@ export async function countRecords(options: RecordQueryScope, timeLimitMs?: numb
 }
 
 // ---------------------------------------------------------------------------------------------
-// Cursors: base64url of JSON {s: the sort, v: the row's values of orderTerms(sort)}. Opaque to
-// callers; readable to us, and checked as the untrusted input it is.
+// Cursors (json-cursor.ts): {s: the sort, v: the row's values of orderTerms(sort)}.
 
 export function encodeCursor(row: CursorRow, sort: readonly SortKey[]): string {
   // Record data is always a JSON object, so text here can only be SQLite's stored form; it is
@@ -251,7 +251,7 @@ export function encodeCursor(row: CursorRow, sort: readonly SortKey[]): string {
   const needsData = sort.some((key) => key.field.kind === 'data');
   const data = needsData && typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
   const cursor = { s: formatSort(sort), v: orderValues(sort, row, data) };
-  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+  return encodeJsonCursor(cursor);
 }
 
 function cursorError(reason: string): AppError {
@@ -261,14 +261,8 @@ function cursorError(reason: string): AppError {
 }
 
 export function decodeCursor(text: string, sort: readonly SortKey[]): Cursor {
-  let parsed: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error('not base64url');
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    throw cursorError('it is not one of ours');
-  }
-  if (typeof parsed !== 'object' || parsed === null || !Object.hasOwn(parsed, 's') || !Object.hasOwn(parsed, 'v')) throw cursorError('it is not one of ours');
+  const parsed = readJsonCursor(text);
+  if (!parsed || !Object.hasOwn(parsed, 's') || !Object.hasOwn(parsed, 'v')) throw cursorError('it is not one of ours');
   const { s, v } = parsed as { s: unknown; v: unknown };
   if (s !== formatSort(sort)) throw cursorError('it was made for another sort');
   // Each value must be what that term can hold, so no cursor can make the query fail.
@@ -280,18 +274,13 @@ export function decodeCursor(text: string, sort: readonly SortKey[]): Cursor {
 
 /** A ranked page's cursor (?search= without sort): {r: the last row's score, i: its id}. */
 export function encodeRankedCursor(row: { id: string; search_score?: number | string }): string {
-  return Buffer.from(JSON.stringify({ r: Number(row.search_score), i: row.id }), 'utf8').toString('base64url');
+  return encodeJsonCursor({ r: Number(row.search_score), i: row.id });
 }
 
 export function decodeRankedCursor(text: string): RankedCursor {
-  let parsed: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error('not base64url');
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    throw cursorError('it is not one of ours');
-  }
-  if (typeof parsed !== 'object' || parsed === null || !Object.hasOwn(parsed, 'r') || !Object.hasOwn(parsed, 'i')) throw cursorError('it was not made for a search without sort');
+  const parsed = readJsonCursor(text);
+  if (!parsed) throw cursorError('it is not one of ours');
+  if (!Object.hasOwn(parsed, 'r') || !Object.hasOwn(parsed, 'i')) throw cursorError('it was not made for a search without sort');
   const { r, i } = parsed as { r: unknown; i: unknown };
   if (typeof r !== 'number' || !Number.isFinite(r) || typeof i !== 'string' || i.length > 64 || unstorableTextReason(i) !== undefined) throw cursorError('it does not fit the search');
   return { score: r, id: i };
