@@ -44,7 +44,7 @@ describe('the schema builder', () => {
         expect(fieldsOfSchema(JSON.parse(JSON.stringify(schema)))).toEqual({ fields, problem: null });
         expect(() => checkSchema(schema)).not.toThrow();
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 
