@@ -24,7 +24,7 @@ const fieldOf = (depth: number): fc.Arbitrary<BuilderField> =>
       max: limit,
       pattern: fc.option(fc.constantFrom('^[A-Z]{3}$', '\\d+', 'x'), { nil: null }),
       choices: fc.uniqueArray(fc.string({ maxLength: 8 }), { minLength: 1, maxLength: 4 }),
-      fields: depth > 0 ? fieldsOf(depth - 1) : fc.constant([]),
+      fields: depth > 0 ? fieldsOf(depth - 1) : fc.constant<BuilderField[]>([]),
     })
     .map((field) => ({
       ...field,
