@@ -58,6 +58,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: the schema builder', () 
     await status.getByLabel('Choices (one per line)').fill('open\nclosed');
     await add('due', 'date');
     await add('notes', 'long-text');
+    await d.shot('schema-builder-fields');
 
     await page.getByRole('tab', { name: 'JSON' }).click();
     const json = page.getByLabel('Schema (JSON Schema 2020-12)');
