@@ -36,6 +36,28 @@ describe('the record form made from a schema', () => {
     expect(formFields(null)).toBeNull();
   });
 
+  it('gives long text a text area, dates a picker, links a URL input', () => {
+    const kinds = formFields({
+      type: 'object',
+      properties: {
+        notes: { type: 'string', 'x-long-text': true },
+        story: { type: 'string', maxLength: 201 },
+        short: { type: 'string', maxLength: 200 },
+        born: { type: 'string', format: 'date' },
+        at: { type: 'string', format: 'date-time' },
+        site: { type: 'string', format: 'uri' },
+      },
+    })!.map((field) => [field.name, field.kind]);
+    expect(kinds).toEqual([
+      ['notes', 'long-text'],
+      ['story', 'long-text'],
+      ['short', 'text'],
+      ['born', 'date'],
+      ['at', 'date-time'],
+      ['site', 'url'],
+    ]);
+  });
+
   it('says what is wrong the way the API does, and leaves the rest to it', () => {
     const byName = Object.fromEntries(formFields(schema)!.map((field) => [field.name, field]));
     expect(fieldProblem(byName.name!, undefined)).toBe('is required');

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { checkRecordsAgainstSchema } from '../src/modules/records/check-against-schema.js';
-import { Client, expectError, inNewWorkspace, signedInOwner } from './support/client.js';
+import { addMember, Client, expectError, inNewWorkspace, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 
 const STRICT = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } } };
@@ -74,6 +74,20 @@ describeEachEngine('checking records against a schema version', (engine) => {
     const reply = await t.app.inject({ method: 'GET', url: '/v1/collections/people/schemas/1/check', headers: { authorization: `Bearer ${key.body.secret}` } });
     expect(reply.statusCode).toBe(403);
     expect(reply.json().error.code).toBe('MISSING_SCOPE');
+  });
+
+  it('lets a viewer count before an editor activates; the viewer cannot activate (403)', async () => {
+    expect((await owner.post('/v1/collections', { name: 'people' })).status).toBe(201);
+    await fill(owner, [{ name: 'Ada' }, { age: 3 }]);
+    expect((await owner.post('/v1/collections/people/schemas', { schema: STRICT })).status).toBe(201);
+    const viewer = await addMember(t, owner, 'viewer@example.com', 'viewer');
+    expect((await viewer.get('/v1/collections/people/schemas/1/check')).body).toMatchObject({ checked: 2, notMatching: 1, complete: true });
+    expectError(await viewer.post('/v1/collections/people/schemas/1/activate'), 403, 'FORBIDDEN');
+    const editor = await addMember(t, owner, 'editor@example.com', 'editor');
+    expect((await editor.get('/v1/collections/people/schemas/1/check')).body.notMatching).toBe(1);
+    expect((await editor.post('/v1/collections/people/schemas/1/activate')).status).toBe(200);
+    // Counting again under the active version: the same answer, nothing changed by activating.
+    expect((await owner.get('/v1/collections/people/schemas/1/check')).body).toMatchObject({ checked: 2, notMatching: 1 });
   });
 
   it('stops at its limits and says the counts are a lower bound', async () => {

@@ -81,6 +81,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data without writing JSO
     await page.goto('/collections/people/schemas');
     await page.getByRole('button', { name: 'New schema version' }).click();
     const schema = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name'] };
+    await page.getByRole('tab', { name: 'JSON' }).click();
     await page.getByLabel('Schema (JSON Schema 2020-12)').fill(JSON.stringify(schema, null, 2));
     await page.getByRole('button', { name: 'Create and activate' }).click();
 
@@ -105,6 +106,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data without writing JSO
 
     // A version every record matches is activated at once, without a question.
     await page.getByRole('button', { name: 'New schema version' }).click();
+    await page.getByRole('tab', { name: 'JSON' }).click();
     await page.getByLabel('Schema (JSON Schema 2020-12)').fill(JSON.stringify({ type: 'object' }));
     await page.getByRole('button', { name: 'Create and activate' }).click();
     await page.getByText('Version 2 is active: every new or changed record must match it.').waitFor();

@@ -54,6 +54,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
       properties: { name: { type: 'string', minLength: 1 }, age: { type: 'integer', minimum: 0 }, status: { type: 'string' } },
       required: ['name'],
     };
+    await page.getByRole('tab', { name: 'JSON' }).click();
     await page.getByLabel('Schema (JSON Schema 2020-12)').fill(JSON.stringify(schema, null, 2));
     await page.getByRole('button', { name: 'Create and activate' }).click();
     // One notice, not two near-identical ones: the line naming the active version is the status.

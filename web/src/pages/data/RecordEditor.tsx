@@ -5,6 +5,7 @@ import { FormActions } from '../../ui/FormActions.js';
 import { fieldLines, lineAt, lineOfField } from './json-field-lines.js';
 import type { RecordItem } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
+import { noteOwnChange } from './own-changes.js';
 import { RecordForm } from './RecordForm.js';
 import { fieldProblem, formFields } from './schema-form.js';
 
@@ -119,7 +120,10 @@ export function RecordEditor(props: {
     try {
       // Over the version the person has just seen: a change made after that is a new conflict.
       const saved = await replace(JSON.parse(text), conflict.etag);
-      if (saved) props.onSaved(saved);
+      if (saved) {
+        noteOwnChange('record.updated', saved.id);
+        props.onSaved(saved);
+      }
     } catch (caught) {
       setError(caught);
     } finally {
@@ -146,6 +150,10 @@ export function RecordEditor(props: {
     if (next === 'json') setProblems((previous) => previous.map((problem) => ({ ...problem, line: lineOfField(fieldLines(text), problem.field) })));
     setMode(next);
   }
+
+  // Each problem is said once: beside its field in the form (RecordForm), in the list otherwise.
+  const besideFields = new Set(mode === 'form' && fields ? fields.map((field) => `data.${field.name}`) : []);
+  const listed = problems.filter((problem) => !besideFields.has(problem.field));
 
   const lineCount = useMemo(() => text.split('\n').length, [text]);
   const byLine = useMemo(() => {
@@ -186,7 +194,10 @@ export function RecordEditor(props: {
     setBusy(true);
     try {
       const saved = props.record ? await replace(data, etag) : await api<RecordItem>('POST', collectionPath(props.collection, 'records'), { data });
-      if (saved) props.onSaved(saved);
+      if (saved) {
+        noteOwnChange(props.record ? 'record.updated' : 'record.created', saved.id);
+        props.onSaved(saved);
+      }
     } catch (caught) {
       const fields = fieldErrors(caught).filter((entry) => entry.field === 'data' || entry.field.startsWith('data.'));
       if (caught instanceof ApiError && fields.length > 0) {
@@ -264,9 +275,9 @@ export function RecordEditor(props: {
             </div>
           </>
         ) : null}
-        {problems.length > 0 ? (
+        {listed.length > 0 ? (
           <ul id={listId} className="field-errors" role="alert" aria-label="Problems in the record">
-            {problems.map((problem, index) => (
+            {listed.map((problem, index) => (
               <li key={index}>
                 <strong>{problem.field}</strong>
                 {mode === 'json' ? ` (line ${problem.line + 1})` : ''}: {problem.message}
@@ -274,8 +285,12 @@ export function RecordEditor(props: {
             ))}
           </ul>
         ) : null}
+        {listed.length < problems.length ? (
+          <p className="error" role="alert">
+            {problems.length - listed.length === 1 ? 'One field above needs' : `${problems.length - listed.length} fields above need`} a change before the record can be saved.
+          </p>
+        ) : null}
         {problems.length === 0 ? <ErrorText error={error} /> : null}
-        {error && problems.length > 0 ? <p className="error">{(error as Error).message}</p> : null}
         {conflict ? <ConflictPanel mine={text} conflict={conflict} busy={busy} onReload={reload} onOverwrite={() => void overwrite()} /> : null}
         <FormActions
           label={props.record ? 'Save record' : 'Create record'}

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Field } from '../../ui/Field.js';
 import { fieldProblem, type FormField } from './schema-form.js';
 
@@ -29,6 +29,11 @@ export function RecordForm(props: {
     else next[name] = value;
     props.onChange(next);
   };
+  // A checkbox always says yes or no: a required one left unticked is "no", not missing.
+  const unset = props.fields.filter((field) => field.kind === 'boolean' && field.required && props.data[field.name] === undefined);
+  useEffect(() => {
+    if (unset.length) props.onChange({ ...props.data, ...Object.fromEntries(unset.map((field) => [field.name, false])) });
+  }, [unset.length]); // Once the form opens (or the schema arrives), not on every change.
   const others = Object.keys(props.data).filter((key) => !props.fields.some((field) => field.name === key));
   return (
     <div className="record-form">
@@ -70,8 +75,24 @@ function input(field: FormField, value: unknown, change: (value: unknown) => voi
         />
       );
     case 'boolean':
+      return <input type="checkbox" checked={value === true} onChange={(event) => change(event.target.checked)} disabled={disabled} />;
+    case 'long-text':
+      return (
+        <textarea
+          rows={5}
+          value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)}
+          minLength={field.minLength ?? undefined}
+          maxLength={field.maxLength ?? undefined}
+          onChange={(event) => change(event.target.value === '' ? undefined : event.target.value)}
+          disabled={disabled}
+        />
+      );
+    case 'date':
+      return <input type="date" value={typeof value === 'string' ? value : ''} onChange={(event) => change(event.target.value === '' ? undefined : event.target.value)} disabled={disabled} />;
+    case 'date-time':
+      return <DateTimeInput value={value} onChange={change} disabled={disabled} />;
     case 'choice': {
-      const choices = field.kind === 'boolean' ? [true, false] : field.choices;
+      const choices = field.choices;
       return (
         <select value={value === undefined ? '' : JSON.stringify(value)} onChange={(event) => change(event.target.value === '' ? undefined : JSON.parse(event.target.value))} disabled={disabled}>
           <option value="">—</option>
@@ -88,9 +109,9 @@ function input(field: FormField, value: unknown, change: (value: unknown) => voi
     default:
       return (
         <input
-          type={field.kind === 'email' ? 'email' : 'text'}
+          type={field.kind === 'email' ? 'email' : field.kind === 'url' ? 'url' : 'text'}
           value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)}
-          placeholder={field.kind === 'date-time' ? '2026-01-31T09:30:00Z' : undefined}
+          placeholder={field.kind === 'url' ? 'https://example.com/' : undefined}
           minLength={field.minLength ?? undefined}
           maxLength={field.maxLength ?? undefined}
           onChange={(event) => change(event.target.value === '' ? undefined : event.target.value)}
@@ -99,6 +120,41 @@ function input(field: FormField, value: unknown, change: (value: unknown) => voi
         />
       );
   }
+}
+
+/**
+ * A date and time picked in the person's own time zone and stored as UTC ("2026-01-31T08:30:00.000Z"),
+ * as JSON Schema's date-time wants an offset. A stored text the picker cannot show stays editable as text.
+ */
+function DateTimeInput(props: { value: unknown; onChange: (value: unknown) => void; disabled: boolean; id?: string; 'aria-describedby'?: string }): React.JSX.Element {
+  const { value } = props;
+  const local = typeof value === 'string' ? localDateTime(value) : '';
+  if (typeof value === 'string' && local === null) {
+    return <input id={props.id} aria-describedby={props['aria-describedby']} type="text" value={value} onChange={(event) => props.onChange(event.target.value === '' ? undefined : event.target.value)} disabled={props.disabled} />;
+  }
+  return (
+    <input
+      id={props.id}
+      aria-describedby={props['aria-describedby']}
+      type="datetime-local"
+      step={1}
+      value={local ?? ''}
+      onChange={(event) => {
+        const picked = new Date(event.target.value);
+        props.onChange(event.target.value === '' || Number.isNaN(picked.getTime()) ? undefined : picked.toISOString());
+      }}
+      disabled={props.disabled}
+    />
+  );
+}
+
+/** "2026-01-31T08:30:00Z" as the picker's local "2026-01-31T09:30:00" (in Paris), or null when it is not a date and time. */
+function localDateTime(text: string): string | null {
+  if (!/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}/.test(text)) return null;
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) return null;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
 /** A property the form has no input for (an object, a list, several types): its value as JSON. */

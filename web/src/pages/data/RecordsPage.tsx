@@ -15,6 +15,7 @@ import { SearchBox } from './SearchBox.js';
 import { BulkChanges } from './BulkChanges.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
+import { takeOwnChange } from './own-changes.js';
 import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
 import type { Collection, RecordData, RecordItem, SchemaVersion } from '../../api-types.js';
 import { filterFields } from './filter-fields.js';
@@ -280,7 +281,7 @@ interface LiveRecords {
  */
 function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>): LiveRecords {
   const [paused, setPaused] = useState(false);
-  const [note, setNote] = useState('');
+  const [note, announce] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());
   const reloadTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
@@ -300,6 +301,8 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
   const path = collectionId && !paused ? `/v1/events/stream?collections=${encodeURIComponent(collectionId)}&types=${RECORD_EVENTS}` : null;
   useEventStream(path, (event) => {
     const record = event.message.data.record as { id: string; data: RecordData };
+    // This tab's own save already said so (own-changes.ts): the list follows, without a second notice.
+    const setNote = takeOwnChange(event.type, record.id) ? () => {} : announce;
     if (trashed) {
       setNote(`Record ${record.id} changed; the trash is up to date.`);
       reloadSoon();
@@ -326,7 +329,7 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
     paused,
     togglePause: () => {
       if (paused) void records.reload();
-      setNote('');
+      announce('');
       setPaused(!paused);
     },
     note,

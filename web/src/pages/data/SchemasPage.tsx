@@ -7,7 +7,9 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
+import { SchemaDiffView } from './SchemaDiffView.js';
 import { SchemaVersionForm } from './SchemaVersionForm.js';
+import { StoredRecordsCheck } from './StoredRecordsCheck.js';
 import type { SchemaCheck, SchemaVersion } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
 import './data.css';
@@ -18,7 +20,11 @@ const STATE_WORDS: Record<SchemaVersion['state'], string> = {
   off: 'off: was active',
 };
 
-/** `/collections/:name/schemas`: schema versions, newest first; create, activate, switch off. */
+/**
+ * `/collections/:name/schemas`: schema versions, newest first, each with what it changes from the
+ * one before and (when not active) how many stored records it would refuse; create, activate,
+ * switch off.
+ */
 export function SchemasPage() {
   const { params } = useRoute();
   const name = params.name ?? '';
@@ -94,7 +100,7 @@ export function SchemasPage() {
       {creating ? (
         <SchemaVersionForm
           collection={name}
-          startFrom={list[0]?.schema ?? null}
+          previous={list[0] ?? null}
           onCancel={() => setCreating(false)}
           onCreated={(version, andActivate) => {
             setCreating(false);
@@ -106,7 +112,7 @@ export function SchemasPage() {
       ) : null}
       {versions.data && list.length === 0 ? <p className="empty">No schema versions yet.</p> : null}
       <ol className="versions" reversed aria-label="Schema versions, newest first">
-        {list.map((version) => (
+        {list.map((version, index) => (
           <li key={version.id} className={`panel version ${version.state}`} aria-current={version.state === 'active' ? 'true' : undefined}>
             <div className="version-head">
               <h2>Version {version.version}</h2>
@@ -126,6 +132,8 @@ export function SchemasPage() {
                 </span>
               ) : null}
             </div>
+            {version.state !== 'active' ? <StoredRecordsCheck collection={name} version={version.version} auto={index === 0} /> : null}
+            {list[index + 1] ? <SchemaDiffView before={list[index + 1]!.schema} after={version.schema} title={`Changes from version ${list[index + 1]!.version}`} /> : null}
             <details>
               <summary>Schema of version {version.version}</summary>
               <pre className="code">{JSON.stringify(version.schema, null, 2)}</pre>

@@ -1,3 +1,5 @@
+import { LONG_TEXT_KEYWORD } from './schema-builder-fields.js';
+
 /**
  * The record form's fields, read off the active schema's top-level properties: an input of the
  * right kind for each, and the checks the browser can make before the API makes them all (the
@@ -7,7 +9,7 @@ export interface FormField {
   name: string;
   label: string;
   description: string | null;
-  kind: 'text' | 'email' | 'date-time' | 'integer' | 'number' | 'boolean' | 'choice' | 'json';
+  kind: 'text' | 'long-text' | 'email' | 'url' | 'date' | 'date-time' | 'integer' | 'number' | 'boolean' | 'choice' | 'json';
   required: boolean;
   choices: unknown[];
   minimum: number | null;
@@ -18,6 +20,18 @@ export interface FormField {
 }
 
 type Rule = Record<string, unknown>;
+
+/** Strings longer than this may hold, at most, get a text area rather than one line. */
+export const LONG_TEXT_OVER = 200;
+
+const STRING_KINDS: Record<string, FormField['kind']> = { email: 'email', uri: 'url', date: 'date', 'date-time': 'date-time' };
+
+/** A string's input: by its format, else long text when marked so (the builder's "Long text") or allowed over 200 characters. */
+function stringKind(rule: Rule): FormField['kind'] {
+  if (typeof rule.format === 'string' && Object.hasOwn(STRING_KINDS, rule.format)) return STRING_KINDS[rule.format]!;
+  const long = rule[LONG_TEXT_KEYWORD] === true || (typeof rule.maxLength === 'number' && rule.maxLength > LONG_TEXT_OVER);
+  return long ? 'long-text' : 'text';
+}
 
 const numberOrNull = (value: unknown) => (typeof value === 'number' ? value : null);
 
@@ -37,11 +51,7 @@ function fieldOf(name: string, rule: Rule, required: boolean): FormField {
   const kind: FormField['kind'] = Array.isArray(rule.enum)
     ? 'choice'
     : type === 'string'
-      ? rule.format === 'email'
-        ? 'email'
-        : rule.format === 'date-time'
-          ? 'date-time'
-          : 'text'
+      ? stringKind(rule)
       : type === 'integer' || type === 'number' || type === 'boolean'
         ? type
         : 'json';
@@ -72,7 +82,10 @@ export function fieldProblem(field: FormField, value: unknown): string | null {
       if (field.maximum !== null && value > field.maximum) return `must be <= ${field.maximum}`;
       return null;
     case 'text':
+    case 'long-text':
     case 'email':
+    case 'url':
+    case 'date':
     case 'date-time': {
       if (typeof value !== 'string') return 'must be text';
       const length = [...value].length;

@@ -124,9 +124,11 @@ function fieldLines(field: FormField): string[] {
     case 'boolean':
       return [`<label><input type="checkbox" name="${name}" value="true"> ${label}</label>`];
     case 'json':
-      return [`<label>${label} <textarea name="${name}"${required}></textarea></label>`];
+    case 'long-text':
+      return [`<label>${label} <textarea name="${name}"${field.maxLength !== null ? ` maxlength="${field.maxLength}"` : ''}${required}></textarea></label>`];
     default: {
-      const type = field.kind === 'email' ? 'email' : field.kind === 'integer' || field.kind === 'number' ? 'number' : 'text';
+      // A date-time stays text: the browser's picker sends no time zone, which the schema requires.
+      const type = field.kind === 'email' || field.kind === 'url' || field.kind === 'date' ? field.kind : field.kind === 'integer' || field.kind === 'number' ? 'number' : 'text';
       const limits = [
         field.kind === 'number' ? ' step="any"' : '',
         field.minimum !== null ? ` min="${field.minimum}"` : '',
