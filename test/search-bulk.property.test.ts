@@ -58,7 +58,11 @@ const recordData = fc.record(
   { requiredKeys: [] },
 );
 
-/** Searched paths: never booleans there (the docs say how strings, numbers, arrays and objects are searched, not booleans). */
+/**
+ * Searched paths, never holding booleans or objects: SQLite searches `true` as `1`, and PostgreSQL
+ * writes an object's keys in its own order, so a phrase across two members may differ (both said
+ * in docs/queries.md, Search).
+ */
 const SEARCHABLE = ['data.title', 'data.body', 'data.tags', 'data.n'];
 const FIRST_FIELDS = ['data.title', 'data.body'];
 
