@@ -286,3 +286,26 @@ describe('migrations [sqlite file]', () => {
     }
   }, 60_000);
 });
+
+describe('migrations [postgres search text]', () => {
+  const skip = inject('postgresUrl') === null;
+  (skip ? it.skip : it)('0022 keeps combining marks in searched words (e\u0301cole, हिन्दी) and splits at ASCII punctuation only, and back again', async () => {
+    const storage = await freshStorage('postgres');
+    try {
+      const { db } = storage;
+      const migrator = await migratorFor(db);
+      const words = async () => {
+        const { rows } = await sql<{ words: string }>`select to_tsvector('simple', plainbase_search_text(${JSON.stringify({ t: 'e\u0301cole हिन्दी a.b_c «d»' })}::jsonb, '["data.t"]'::jsonb))::text as words`.execute(db);
+        return rows[0]!.words;
+      };
+      expect((await migrator.migrateTo('0021-delivery-log-retention')).error).toBeUndefined();
+      expect(await words()).toBe("'a':5 'b':6 'c':7 'cole':2 'd':8 'e':1 'दी':4 'हिन':3");
+      expect((await migrator.migrateTo('0022-search-words-keep-marks')).error).toBeUndefined();
+      expect(await words()).toBe("'a':3 'b':4 'c':5 'd':6 'e\u0301cole':1 'हिन्दी':2");
+      expect((await migrator.migrateTo('0021-delivery-log-retention')).error).toBeUndefined();
+      expect(await words()).toBe("'a':5 'b':6 'c':7 'cole':2 'd':8 'e':1 'दी':4 'हिन':3");
+    } finally {
+      await storage.close();
+    }
+  });
+});

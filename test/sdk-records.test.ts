@@ -80,6 +80,16 @@ describeEachEngine('SDK: records against a live server', (engine) => {
     expect(me).toMatchObject({ workspaceId: w.main.id, key: { name: 'sdk test', mode: 'live' }, effectiveScopes: ['records:read', 'records:create'] });
   });
 
+  it('passes list({ search }) through: full-text search in the collection\'s searchFields, across pages', async () => {
+    expect((await w.main.owner.patch('/v1/collections/leads', { settings: { searchFields: ['data.name', 'data.city'] } })).status).toBe(200);
+    const leads = new Plainbase({ url: w.base, key: await w.main.key(['records:read', 'records:create']) }).collection<Lead>('leads').records;
+    for (const [name, city] of [['Ada', 'Garden City'], ['Bob', 'Harbour'], ['Cleo', 'garden-town'], ['Dan', 'Gardner']]) await leads.create({ name: name!, city });
+    const names = async (options: Parameters<typeof leads.list>[0]) => (await leads.list(options).toArray()).map((r) => r.data.name).sort();
+    expect(await names({ search: 'GARDEN', limit: 1 })).toEqual(['Ada', 'Cleo']);
+    expect(await names({ search: 'gard*', sort: 'data.name' })).toEqual(['Ada', 'Cleo', 'Dan']);
+    expect(await names({ search: '"garden town"', filter: 'data.name != "Ada"' })).toEqual(['Cleo']);
+  });
+
   it('keeps two workspaces apart: each key sees only the "leads" of its own workspace', async () => {
     const other = await w.addWorkspace('Other');
     expect((await other.owner.post('/v1/collections', { name: 'leads' })).status).toBe(201);

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { migratorFor } from '../src/db/migrate.js';
 import { buildWaitingSearchIndexes, SEARCH_BATCH } from '../src/modules/search/search-builds.js';
 import { Client, expectError, inNewWorkspace, KeyClient, signedInOwner } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
@@ -152,6 +153,32 @@ describeEachEngine('full-text search (?search=)', (engine) => {
     const refused = await api.get('/v1/collections/notes/records?search=garden');
     expect(refused.status).toBeGreaterThanOrEqual(400);
     expect(refused.status).toBeLessThan(500);
+  });
+
+  it('finds words with combining marks (a decomposed é, Hindi), and an upgrade to migration 0022 indexes again what PostgreSQL had cut', async () => {
+    const migrator = await migratorFor(t.deps.db);
+    expect((await migrator.migrateTo('0021-delivery-log-retention')).error).toBeUndefined();
+    await owner.post('/v1/collections/notes/records', { data: { title: 'E\u0301cole हिन्दी', body: 'marks' } });
+    const found = async () => titles(await search(owner, 'e\u0301cole'));
+    // Before 0022, PostgreSQL split the words at their marks.
+    expect(await found()).toEqual(engine === 'postgres' ? [] : ['E\u0301cole हिन्दी']);
+    t.deps.services.searchBuilds.stopped = true;
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    if (engine === 'postgres') {
+      expect((await owner.get('/v1/collections/notes')).body.search).toEqual({ state: 'building', indexed: 0, total: notes.length + 1 });
+      expectError(await search(owner, 'e\u0301cole'), 409, 'CONFLICT');
+      // The neighbour's collection is indexed again too.
+      expect((await neighbour.get('/v1/collections/notes')).body.search.state).toBe('building');
+      await buildWaitingSearchIndexes(t.deps);
+    }
+    expect((await owner.get('/v1/collections/notes')).body.search).toEqual({ state: 'ready' });
+    expect(await found()).toEqual(['E\u0301cole हिन्दी']);
+    expect(titles(await search(owner, 'हिन्दी'))).toEqual(['E\u0301cole हिन्दी']);
+    expect(titles(await search(owner, '"tulips in the"'))).toEqual(['Garden party']);
+    expect(titles(await search(neighbour, 'neighbourly'))).toEqual(['secret']);
+    // Written after the upgrade: whole words on both engines.
+    await owner.post('/v1/collections/notes/records', { data: { title: 'Caf\u0301e', body: 'पानी' } });
+    expect(titles(await search(owner, 'पानी'))).toEqual(['Caf\u0301e']);
   });
 
   async function searchRows(): Promise<number> {
