@@ -146,7 +146,7 @@ export function CellEditor(props: {
         ) : (
           <input
             type={props.kind === 'text' ? 'text' : 'number'}
-            step={props.kind === 'integer' ? 1 : 'any'}
+            step={props.kind === 'text' ? undefined : props.kind === 'integer' ? 1 : 'any'}
             {...common}
             value={draft as string}
             onChange={(event) => setDraft(event.target.value)}
