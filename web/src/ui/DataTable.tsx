@@ -17,6 +17,9 @@ export interface Column<T> {
   fixed?: boolean;
 }
 
+/** How long a click waits to see whether it is the first of a double click. */
+const DOUBLE_CLICK_MS = 250;
+
 export const PAGE_SIZES = [25, 50, 100] as const;
 export type PageSize = (typeof PAGE_SIZES)[number];
 export const isPageSize = (value: unknown): value is PageSize => PAGE_SIZES.includes(value as PageSize);
@@ -121,10 +124,16 @@ export function DataTable<T>(props: {
     }
   }
 
+  // A click opens the row a moment later, so that a double click (an edit) does not open it too:
+  // the panel would cover the cell being edited.
+  const openTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => () => clearTimeout(openTimer.current ?? undefined), []);
   function onRowClick(event: MouseEvent<HTMLElement>, item: T) {
+    clearTimeout(openTimer.current ?? undefined);
     // A control inside the row (the checkbox, an input being edited) does its own thing.
-    if ((event.target as HTMLElement).closest('button, input, select, textarea, a, label')) return;
-    props.onOpen?.(item);
+    if (!props.onOpen || event.detail > 1 || (event.target as HTMLElement).closest('button, input, select, textarea, a, label')) return;
+    const open = props.onOpen;
+    openTimer.current = setTimeout(() => open(item), props.onEdit ? DOUBLE_CLICK_MS : 0);
   }
 
   return (
@@ -205,6 +214,7 @@ export function DataTable<T>(props: {
                         onFocus={() => setFocus({ row: rowIndex, column: columnIndex })}
                         onKeyDown={(event) => onCellKey(event, item, rowIndex, columnIndex)}
                         onDoubleClick={(event) => {
+                          clearTimeout(openTimer.current ?? undefined);
                           if (edited || (event.target as HTMLElement).closest('input, button')) return;
                           props.onEdit?.(item, column.id);
                         }}
