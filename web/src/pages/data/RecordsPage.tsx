@@ -151,6 +151,24 @@ export function RecordsPage() {
     return true;
   }
 
+  // Changes to every record the filter matches, counted first (a dry run): on their own, or in the
+  // selection once "all that match" is picked there.
+  const changesByFilter =
+    filter && !trashed && !badFilter && (can('records:update') || can('records:delete')) ? (
+      <BulkChanges
+      collection={name}
+      filter={filter}
+      search={activeSearch}
+      canUpdate={can('records:update')}
+      canDelete={can('records:delete')}
+      onDone={(done) => {
+        setNotice(done);
+        select(new Set());
+        void records.reload();
+      }}
+    />
+    ) : null;
+
   function recordActions(record: RecordItem) {
     return trashed ? (
       <>
@@ -259,7 +277,9 @@ export function RecordsPage() {
               Clear the selection
             </button>
           </p>
-          {allMatching ? null : selectedIds.length > MAX_SELECTED ? (
+          {allMatching ? (
+            changesByFilter
+          ) : selectedIds.length > MAX_SELECTED ? (
             <p className="error">At most {MAX_SELECTED.toLocaleString()} records can be changed by selection; use a filter and its changes for more.</p>
           ) : (
             <BulkChanges
@@ -280,20 +300,7 @@ export function RecordsPage() {
         </section>
       ) : null}
 
-      {filter && !trashed && !badFilter && (can('records:update') || can('records:delete')) ? (
-        <BulkChanges
-          collection={name}
-          filter={filter}
-          search={activeSearch}
-          canUpdate={can('records:update')}
-          canDelete={can('records:delete')}
-          onDone={(done) => {
-            setNotice(done);
-            select(new Set());
-            void records.reload();
-          }}
-        />
-      ) : null}
+      {allMatching ? null : changesByFilter}
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
       <ErrorText error={actionError} />
