@@ -120,6 +120,13 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: the records table', () =
     await d.shot('records-table-panel');
     await page.keyboard.press('Escape');
     await panel().waitFor({ state: 'detached' });
+    // The keyboard is back on the row's cell: Space selects the row, and again lets it go.
+    const checkbox = table().getByLabel(`Select record ${second}`);
+    await page.keyboard.press('Space');
+    await expect.poll(() => checkbox.isChecked()).toBe(true);
+    await containsText(page.getByRole('region', { name: 'Selection' }), '1 selected.');
+    await page.keyboard.press('Space');
+    await expect.poll(() => checkbox.isChecked()).toBe(false);
   });
 
   it('edits a cell in place with an input of its type, refuses what the schema refuses, and the history shows the change', async () => {
