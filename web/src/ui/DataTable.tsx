@@ -15,6 +15,8 @@ export interface Column<T> {
   ariaSort?: 'ascending' | 'descending' | 'none';
   /** Always shown (the row's name): not offered by the column chooser. */
   fixed?: boolean;
+  /** A class for the column's cells: `actions-cell` for buttons, which are never cut short. */
+  className?: string;
 }
 
 /** How long a click waits to see whether it is the first of a double click. */
@@ -181,7 +183,7 @@ export function DataTable<T>(props: {
                 </th>
               ) : null}
               {columns.map((column, index) => (
-                <th scope="col" key={column.id} aria-sort={column.ariaSort} className={index === 0 ? 'first-cell' : undefined}>
+                <th scope="col" key={column.id} aria-sort={column.ariaSort} className={[index === 0 ? 'first-cell' : '', column.className ?? ''].join(' ').trim() || undefined}>
                   {column.header ?? column.label}
                 </th>
               ))}
@@ -206,7 +208,7 @@ export function DataTable<T>(props: {
                       <Cell
                         key={column.id}
                         scope={columnIndex === 0 ? 'row' : undefined}
-                        className={[columnIndex === 0 ? 'first-cell' : '', edited ? 'cell-editing' : ''].join(' ').trim() || undefined}
+                        className={[columnIndex === 0 ? 'first-cell' : '', column.className ?? '', edited ? 'cell-editing' : ''].join(' ').trim() || undefined}
                         data-cell={`${rowIndex}:${columnIndex}`}
                         data-column={column.id}
                         tabIndex={rowIndex === focusRow && columnIndex === focusColumn ? 0 : -1}

@@ -92,6 +92,7 @@ export function TrashPage() {
               id: 'actions',
               label: 'Actions',
               header: <span className="visually-hidden">Actions</span>,
+              className: 'actions-cell',
               cell: (collection) =>
                 canDelete ? (
                   <>
