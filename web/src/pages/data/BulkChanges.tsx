@@ -5,6 +5,7 @@ import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import type { BulkDeleteResult, BulkUpdateResult } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
+import { idFilter } from './id-filter.js';
 
 type Pending = { kind: 'trash'; matched: number } | { kind: 'set'; matched: number; updated: number; field: string; patch: Record<string, unknown> };
 
@@ -159,9 +160,4 @@ export function nestedPatch(path: string, value: unknown): Record<string, unknow
     .split('.')
     .reverse()
     .reduce<unknown>((inner, key) => ({ [key]: inner }), value) as Record<string, unknown>;
-}
-
-/** The filter that matches these records and no other: `id in ["rec_…", …]`. */
-export function idFilter(ids: readonly string[]): string {
-  return `id in [${ids.map((id) => JSON.stringify(id)).join(', ')}]`;
 }
