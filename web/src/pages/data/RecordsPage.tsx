@@ -102,6 +102,7 @@ export function RecordsPage() {
       else next.delete(key);
     }
     const search = next.toString();
+    setCellEditing(null);
     setNotice('');
     setActionError(null);
     navigate(search ? `${path}?${search}` : path);
@@ -157,17 +158,17 @@ export function RecordsPage() {
   const changesByFilter =
     filter && !trashed && !badFilter && (can('records:update') || can('records:delete')) ? (
       <BulkChanges
-      collection={name}
-      filter={filter}
-      search={activeSearch}
-      canUpdate={can('records:update')}
-      canDelete={can('records:delete')}
-      onDone={(done) => {
-        setNotice(done);
-        select(new Set());
-        void records.reload();
-      }}
-    />
+        collection={name}
+        filter={filter}
+        search={activeSearch}
+        canUpdate={can('records:update')}
+        canDelete={can('records:delete')}
+        onDone={(done) => {
+          setNotice(done);
+          select(new Set());
+          void records.reload();
+        }}
+      />
     ) : null;
 
   function recordActions(record: RecordItem) {
