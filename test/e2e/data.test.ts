@@ -29,6 +29,15 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
   });
 
   const rowOf = (text: string) => page.getByRole('row').filter({ hasText: text });
+  const recordPanel = () => page.getByRole('complementary', { name: /^Record rec_/ });
+  /** Opens the record of the row that says `text` in the side panel, by clicking its id. */
+  async function openRecord(text: string): Promise<Locator> {
+    const id = (await rowOf(text).locator('th').first().innerText()).trim();
+    await rowOf(text).locator('th').first().click();
+    const panel = page.getByRole('complementary', { name: `Record ${id}` });
+    await panel.waitFor();
+    return panel;
+  }
   const firstDataCells = async (column: number) =>
     page.getByRole('table', { name: /Records of/ }).locator('tbody tr').evaluateAll((rows, index) => rows.map((row) => row.children[index]?.textContent ?? ''), column);
 
@@ -133,7 +142,8 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
   });
 
   it("shows the schema's error beside the field when an edit breaks it, then saves the fix", async () => {
-    await rowOf('Ada').getByRole('button', { name: /^Edit record/ }).click();
+    // The row's actions are in the side panel the row opens, and the editor opens there, by the record.
+    await (await openRecord('Ada')).getByRole('button', { name: /^Edit record/ }).click();
     await page.getByRole('button', { name: 'JSON', exact: true }).click();
     const editor = page.getByLabel('Data (JSON)');
     await editor.fill('{\n  "name": "Ada",\n  "age": -1,\n  "status": "open"\n}\n');
@@ -150,11 +160,15 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await page.getByRole('button', { name: 'Save record' }).click();
     await shown(page.getByRole('status').filter({ hasText: 'Saved record' }));
     await containsText(rowOf('Ada'), '37');
+    // The panel shows the record as saved, and its history the change.
+    await containsText(recordPanel().getByRole('region', { name: 'History' }), 'Revision 2: replaced');
+    await page.keyboard.press('Escape');
+    await recordPanel().waitFor({ state: 'detached' });
   });
 
   it('moves a record to the trash and restores it', async () => {
-    // A quiet button on the row; red only for the answer in the question it opens.
-    const trashButton = rowOf('Linus').getByRole('button', { name: /to the trash$/ });
+    // A quiet button in the record's panel; red only for the answer in the question it opens.
+    const trashButton = (await openRecord('Linus')).getByRole('button', { name: /to the trash$/ });
     expect(await backgroundOf(trashButton)).not.toBe(DANGER_RED);
     await trashButton.click();
     const dialog = page.getByRole('dialog', { name: 'Move this record to the trash?' });
@@ -162,15 +176,17 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     expect(await backgroundOf(dialog.getByRole('button', { name: 'Move to trash' }))).toBe(DANGER_RED);
     await dialog.getByRole('button', { name: 'Move to trash' }).click();
     await rowOf('Linus').waitFor({ state: 'detached' });
+    await recordPanel().waitFor({ state: 'detached' });
     await shown(page.getByText('2 records; showing 2.'));
 
     await page.getByRole('button', { name: 'Show trashed records' }).click();
     expect(new URL(page.url()).searchParams.get('trashed')).toBe('true');
     await shown(rowOf('Linus'));
+    const trashed = await openRecord('Linus');
     // The owner may also delete for good (records:purge); editors would not see it.
-    await shown(rowOf('Linus').getByRole('button', { name: /for good$/ }));
+    await shown(trashed.getByRole('button', { name: /for good$/ }));
     await d.shot('data-records-trash');
-    await rowOf('Linus').getByRole('button', { name: /^Restore record/ }).click();
+    await trashed.getByRole('button', { name: /^Restore record/ }).click();
     await shown(page.getByRole('status').filter({ hasText: 'is back' }));
     await page.getByRole('button', { name: 'Back to records' }).click();
     await shown(rowOf('Linus'));
@@ -203,7 +219,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     expect(await rowOf('Katherine').count()).toBe(0);
     await page.getByRole('button', { name: 'Resume live updates' }).click();
     await shown(rowOf('Katherine'));
-    const katherine = (await rowOf('Katherine').locator('th, td').first().innerText()).trim();
+    const katherine = (await rowOf('Katherine').locator('th').first().innerText()).trim();
     expect(katherine).toMatch(/^rec_/);
     await elsewhere('DELETE', `/v1/collections/leads/records/${katherine}`);
     await rowOf('Katherine').waitFor({ state: 'detached' });
@@ -265,6 +281,12 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
 
     await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Records' }).click();
     await containsText(rowOf('Ada'), '1 attached');
+    // The record's panel names its files, with a download for each.
+    const files = (await openRecord('Ada')).getByRole('region', { name: 'Files' });
+    await containsText(files, 'badge.txt (195 KiB)');
+    await shown(files.getByRole('button', { name: 'Download badge.txt' }));
+    await page.keyboard.press('Escape');
+    await recordPanel().waitFor({ state: 'detached' });
   });
 
   it('moves a collection to the trash, names what deleting it for good would destroy, and restores it', async () => {
@@ -296,6 +318,10 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await viewer.goto('/collections/leads/records');
     await viewer.getByRole('row').filter({ hasText: 'Ada' }).first().waitFor();
     for (const name of ['New record', 'Import…']) expect(await viewer.getByRole('button', { name }).count(), name).toBe(0);
+    // No checkboxes to pick rows to change, and the record's panel offers nothing to change.
+    expect(await viewer.getByRole('checkbox', { name: /^Select/ }).count()).toBe(0);
+    await viewer.getByRole('row').filter({ hasText: 'Ada' }).first().locator('th').click();
+    await viewer.getByRole('complementary', { name: /^Record rec_/ }).getByRole('region', { name: 'History' }).waitFor();
     expect(await viewer.getByRole('button', { name: /^Edit record|to the trash$/ }).count()).toBe(0);
     expect(await viewer.getByRole('button', { name: 'Export…' }).count()).toBe(1);
     const tabs = viewer.getByRole('navigation', { name: 'Collection leads' });
@@ -323,9 +349,12 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await wrap.evaluate((element) => {
       element.scrollLeft = element.scrollWidth;
     });
+    // The row's checkbox, then its id, stay at the left edge of the box.
+    const selectCell = table.locator('tbody td.select-cell').first();
     const idCell = table.locator('tbody th').first();
-    const [wrapBox, idBox] = [await wrap.boundingBox(), await idCell.boundingBox()];
-    expect(Math.abs(idBox!.x - wrapBox!.x)).toBeLessThan(2);
+    const [wrapBox, selectBox, idBox] = [await wrap.boundingBox(), await selectCell.boundingBox(), await idCell.boundingBox()];
+    expect(Math.abs(selectBox!.x - wrapBox!.x)).toBeLessThan(2);
+    expect(Math.abs(idBox!.x - (selectBox!.x + selectBox!.width))).toBeLessThan(2);
     // The hint names fields of the records shown when no schema is active.
     await containsText(page.getByRole('search').locator('.hint'), 'data.field_0');
     await d.shot('data-records-wide');

@@ -44,7 +44,9 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: a record changed while i
   }
   async function openEditor(): Promise<Locator> {
     await page.goto('/collections/tickets/records');
-    await page.getByRole('row').filter({ hasText: 'Printer' }).getByRole('button', { name: /^Edit record/ }).click();
+    // The row opens the record in a side panel; its editor opens there.
+    await page.getByRole('row').filter({ hasText: 'Printer' }).locator('th').click();
+    await page.getByRole('complementary', { name: `Record ${recordId}` }).getByRole('button', { name: /^Edit record/ }).click();
     const editor = page.getByLabel('Data (JSON)');
     // Opened: the editor has read the record and its ETag.
     await expect.poll(() => editor.getAttribute('readonly')).toBeNull();

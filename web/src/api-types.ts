@@ -24,6 +24,8 @@ type ItemOf<P extends keyof paths> = Answer<P, 'get'> extends { data: (infer Ite
 export type Collection = Answer<'/v1/collections/{col}', 'get'>;
 export type RecordItem = Answer<'/v1/collections/{col}/records/{rec}', 'get'>;
 export type RecordData = RecordItem['data'];
+/** One kept version of a record (its history, docs/history.md). */
+export type RecordVersion = ItemOf<'/v1/collections/{col}/records/{rec}/versions'>;
 export type SchemaVersion = ItemOf<'/v1/collections/{col}/schemas'>;
 export type RecordIndex = ItemOf<'/v1/collections/{col}/indexes'>;
 export type StoredFile = ItemOf<'/v1/collections/{col}/files'>;

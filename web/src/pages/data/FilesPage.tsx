@@ -4,7 +4,7 @@ import { useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { Pager } from '../../ui/Pager.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { AttachFileForm } from './AttachFileForm.js';
@@ -89,53 +89,56 @@ export function FilesPage() {
       ) : null}
       {!files.loading && !files.error && files.items.length === 0 ? <p className="empty">No files yet.</p> : null}
       {files.items.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Files of {name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Size</th>
-                <th scope="col">Type</th>
-                <th scope="col">Attached to</th>
-                <th scope="col">Uploaded</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {files.items.map((file) => (
-                <tr key={file.id}>
-                  <th scope="row">
-                    {file.name}
-                    <br />
-                    <code className="muted">{file.id}</code>
-                  </th>
-                  <td>{formatBytes(file.size)}</td>
-                  <td><code>{file.contentType}</code></td>
-                  <td>{file.attachedTo === undefined ? '' : `${file.attachedTo} ${file.attachedTo === 1 ? 'record' : 'records'}`}</td>
-                  <td><Time value={file.createdAt} /></td>
-                  <td className="row-actions">
-                    <button type="button" onClick={() => void download(file)} disabled={downloading !== null} aria-label={`Download ${file.name}`}>
-                      Download
-                    </button>
-                    {canWrite ? (
-                      <>
-                        <button type="button" onClick={() => setAttaching(file)} aria-label={`Attach ${file.name} to a record`}>
-                          Attach…
-                        </button>
-                        <button type="button" className="quiet-danger" onClick={() => setDeleting(file)} aria-label={`Delete ${file.name}`}>
-                          Delete
-                        </button>
-                      </>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<StoredFile>
+          caption={`Files of ${name}`}
+          rows={files.items}
+          rowKey={(file) => file.id}
+          columns={[
+            {
+              id: 'name',
+              label: 'Name',
+              fixed: true,
+              cell: (file) => (
+                <>
+                  {file.name}
+                  <br />
+                  <code className="muted">{file.id}</code>
+                </>
+              ),
+              title: (file) => `${file.name} (${file.id})`,
+            },
+            { id: 'size', label: 'Size', cell: (file) => formatBytes(file.size) },
+            { id: 'type', label: 'Type', cell: (file) => <code>{file.contentType}</code>, title: (file) => file.contentType },
+            { id: 'attachedTo', label: 'Attached to', cell: (file) => (file.attachedTo === undefined ? '' : `${file.attachedTo} ${file.attachedTo === 1 ? 'record' : 'records'}`) },
+            { id: 'createdAt', label: 'Uploaded', cell: (file) => <Time value={file.createdAt} /> },
+            {
+              id: 'actions',
+              label: 'Actions',
+              header: <span className="visually-hidden">Actions</span>,
+              className: 'actions-cell',
+              cell: (file) => (
+                <>
+                  <button type="button" onClick={() => void download(file)} disabled={downloading !== null} aria-label={`Download ${file.name}`}>
+                    Download
+                  </button>
+                  {canWrite ? (
+                    <>
+                      {' '}
+                      <button type="button" onClick={() => setAttaching(file)} aria-label={`Attach ${file.name} to a record`}>
+                        Attach…
+                      </button>{' '}
+                      <button type="button" className="quiet-danger" onClick={() => setDeleting(file)} aria-label={`Delete ${file.name}`}>
+                        Delete
+                      </button>
+                    </>
+                  ) : null}
+                </>
+              ),
+            },
+          ]}
+          pager={{ hasMore: files.hasMore, loading: files.loading, onMore: () => void files.more() }}
+        />
       ) : null}
-      <Pager hasMore={files.hasMore} loading={files.loading} onMore={() => void files.more()} />
       <ConfirmDialog
         open={deleting !== null}
         title={`Delete ${deleting?.name ?? ''}?`}

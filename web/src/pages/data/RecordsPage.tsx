@@ -4,7 +4,7 @@ import { navigate, useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { Pager } from '../../ui/Pager.js';
+import { useHiddenColumns, usePageSize } from '../../ui/DataTable.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { useEventStream } from '../../ui/useEventStream.js';
 import { usePagedQuery, type Paged } from '../../query/usePagedQuery.js';
@@ -16,6 +16,9 @@ import { BulkChanges } from './BulkChanges.js';
 import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { takeOwnChange } from './own-changes.js';
+import { RecordPanel } from './RecordPanel.js';
+import { CellEditor } from './CellEditor.js';
+import { cellKind, type CellKind } from './cell-kind.js';
 import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
 import type { Collection, RecordData, RecordItem, SchemaVersion } from '../../api-types.js';
 import { filterFields } from './filter-fields.js';
@@ -23,7 +26,8 @@ import { collectionPath } from './collection-paths.js';
 import { recordSummary } from './record-summary.js';
 import './data.css';
 
-const PAGE_SIZE = 50;
+/** The API's own bound on `id in [...]`: a selection past it is changed by filter instead. */
+const MAX_SELECTED = 1000;
 const INDEXING_POLL_MS = 1000;
 
 /** How long a row stays marked after it changed. */
@@ -32,7 +36,9 @@ const RECORD_EVENTS = 'record.created,record.updated,record.deleted,record.resto
 
 /**
  * `/collections/:name/records`: the records browser. Filter, sort and the trash view live in the
- * URL (?filter=, ?sort=, ?trashed=true), so a view can be shared and Back works.
+ * URL (?filter=, ?sort=, ?trashed=true), so a view can be shared and Back works. A row opens the
+ * record in a side panel (fields, files, history, what may be done to it); a cell is edited in
+ * place; rows picked with their checkboxes are changed together.
  */
 export function RecordsPage() {
   const { params, query, path } = useRoute();
@@ -52,8 +58,10 @@ export function RecordsPage() {
   if (indexing !== (building !== null)) setIndexing(building !== null);
   // A search is sent once the index is ready: until then the API answers 409, and the page says why.
   const activeSearch = searchable && !building ? searchText : '';
-  const records = usePagedQuery<RecordItem>([collectionPath(name, 'records'), { filter, sort, trashed, search: activeSearch }], (cursor, signal) => {
-    const search = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const [pageSize, setPageSize] = usePageSize('records');
+  const [hiddenColumns, setHiddenColumns] = useHiddenColumns(`records.${session.workspace.id}.${name}`);
+  const records = usePagedQuery<RecordItem>([collectionPath(name, 'records'), { filter, sort, trashed, search: activeSearch, pageSize }], (cursor, signal) => {
+    const search = new URLSearchParams({ limit: String(pageSize) });
     if (filter) search.set('filter', filter);
     if (activeSearch) search.set('search', activeSearch);
     // A search without a chosen order comes best match first.
@@ -69,7 +77,18 @@ export function RecordsPage() {
   const activeSchema = useApiQuery([activeSchemaPath], (signal) => api<SchemaVersion>('GET', activeSchemaPath, undefined, signal), { enabled: activeVersion !== null });
   const fields = filterFields(activeVersion !== null ? activeSchema.data?.schema : null, records.items);
 
-  const [editing, setEditing] = useState<RecordItem | 'new' | null>(null);
+  const [creating, setCreating] = useState(false);
+  /** The record open in the side panel, and whether its editor is open there. */
+  const [openId, setOpenId] = useState<string | null>(null);
+  const [editingOpen, setEditingOpen] = useState(false);
+  const [cellEditing, setCellEditing] = useState<{ recordId: string; column: string; field: string; kind: CellKind; choices: unknown[] } | null>(null);
+  // The selection belongs to the list it was made in: another filter, order or view starts afresh.
+  const listKey = JSON.stringify([name, filter, sort, trashed, activeSearch]);
+  const [selection, setSelection] = useState<{ listKey: string; ids: ReadonlySet<string>; allMatching: boolean }>({ listKey, ids: new Set(), allMatching: false });
+  const selected = selection.listKey === listKey ? selection.ids : new Set<string>();
+  const allMatching = selection.listKey === listKey && selection.allMatching;
+  const selectedIds = records.items.filter((record) => selected.has(record.id)).map((record) => record.id);
+  const select = (ids: ReadonlySet<string>, everything = false) => setSelection({ listKey, ids, allMatching: everything });
   const [panel, setPanel] = useState<'import' | 'export' | null>(null);
   const [confirming, setConfirming] = useState<{ record: RecordItem; action: 'trash' | 'purge' } | null>(null);
   const [notice, setNotice] = useState('');
@@ -84,6 +103,7 @@ export function RecordsPage() {
       else next.delete(key);
     }
     const search = next.toString();
+    setCellEditing(null);
     setNotice('');
     setActionError(null);
     navigate(search ? `${path}?${search}` : path);
@@ -94,6 +114,7 @@ export function RecordsPage() {
     setRestoring(true);
     try {
       await api('POST', collectionPath(name, 'records', record.id, 'restore'));
+      setOpenId(null);
       setNotice(`Record ${record.id} is back.`);
       await records.reload();
     } catch (error) {
@@ -107,12 +128,79 @@ export function RecordsPage() {
   async function confirmed(record: RecordItem, action: 'trash' | 'purge') {
     await api('DELETE', `${collectionPath(name, 'records', record.id)}${action === 'purge' ? '?permanent=true' : ''}`);
     setConfirming(null);
+    setOpenId(null);
     setNotice(action === 'purge' ? `Record ${record.id} is deleted for good.` : `Record ${record.id} is in the trash.`);
     await records.reload();
   }
 
   const badFilter = filterProblem(records.error);
   const can = session.can.bind(session);
+  const selectable = !trashed && (can('records:update') || can('records:delete'));
+  const openRecord = openId ? (records.items.find((record) => record.id === openId) ?? null) : null;
+  const schema = activeVersion !== null ? activeSchema.data?.schema : null;
+
+  function openRow(record: RecordItem) {
+    if (record.id !== openId) setEditingOpen(false);
+    setOpenId(record.id);
+  }
+
+  /** A cell taken for editing in place: a data field of a live record whose type has an input. */
+  function editCell(record: RecordItem, column: string): boolean {
+    if (trashed || !can('records:update') || !column.startsWith('data.')) return false;
+    const field = column.slice('data.'.length);
+    const how = cellKind(schema, field, record.data[field]);
+    if (!how) return false;
+    setCellEditing({ recordId: record.id, column, field, ...how });
+    return true;
+  }
+
+  // Changes to every record the filter matches, counted first (a dry run): on their own, or in the
+  // selection once "all that match" is picked there.
+  const changesByFilter =
+    filter && !trashed && !badFilter && (can('records:update') || can('records:delete')) ? (
+      <BulkChanges
+        collection={name}
+        filter={filter}
+        search={activeSearch}
+        canUpdate={can('records:update')}
+        canDelete={can('records:delete')}
+        onDone={(done) => {
+          setNotice(done);
+          select(new Set());
+          void records.reload();
+        }}
+      />
+    ) : null;
+
+  function recordActions(record: RecordItem) {
+    return trashed ? (
+      <>
+        {can('records:delete') ? (
+          <button type="button" onClick={() => void restore(record)} disabled={restoring} aria-label={`Restore record ${record.id}`}>
+            Restore
+          </button>
+        ) : null}
+        {can('records:purge') ? (
+          <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'purge' })} aria-label={`Delete record ${record.id} for good`}>
+            Delete for good
+          </button>
+        ) : null}
+      </>
+    ) : (
+      <>
+        {can('records:update') ? (
+          <button type="button" aria-pressed={editingOpen} onClick={() => setEditingOpen(!editingOpen)} aria-label={`Edit record ${record.id}`}>
+            Edit
+          </button>
+        ) : null}
+        {can('records:delete') ? (
+          <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
+            Move to trash
+          </button>
+        ) : null}
+      </>
+    );
+  }
 
   return (
     <div className="stack">
@@ -121,7 +209,7 @@ export function RecordsPage() {
 
       <div className="toolbar" role="toolbar" aria-label="Records">
         {!trashed && can('records:create') ? (
-          <button type="button" className="primary" onClick={() => setEditing('new')}>
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
             New record
           </button>
         ) : null}
@@ -149,17 +237,17 @@ export function RecordsPage() {
       {panel === 'import' && !trashed ? <ImportPanel collection={name} onImported={() => void records.reload()} /> : null}
       {panel === 'export' && !trashed ? <ExportPanel collection={name} filter={filter} /> : null}
 
-      {editing ? (
+      {creating ? (
         <RecordEditor
-          key={editing === 'new' ? 'new' : editing.id}
+          key="new"
           collection={name}
-          record={editing === 'new' ? null : editing}
+          record={null}
           activeSchemaVersion={collection.data?.activeSchemaVersion ?? null}
           schema={activeSchema.data?.schema}
-          onClose={() => setEditing(null)}
+          onClose={() => setCreating(false)}
           onSaved={(saved) => {
-            setEditing(null);
-            setNotice(editing === 'new' ? `Created record ${saved.id}.` : `Saved record ${saved.id}.`);
+            setCreating(false);
+            setNotice(`Created record ${saved.id}.`);
             void records.reload();
           }}
         />
@@ -177,19 +265,45 @@ export function RecordsPage() {
 
       <FilterBar filter={filter} error={records.error} fields={fields} onApply={(next) => setQuery({ filter: next })} />
 
-      {filter && !trashed && !badFilter && (can('records:update') || can('records:delete')) ? (
-        <BulkChanges
-          collection={name}
-          filter={filter}
-          search={activeSearch}
-          canUpdate={can('records:update')}
-          canDelete={can('records:delete')}
-          onDone={(done) => {
-            setNotice(done);
-            void records.reload();
-          }}
-        />
+      {selectable && (selectedIds.length > 0 || allMatching) ? (
+        <section className="selection-bar stack" aria-label="Selection">
+          <p>
+            {allMatching
+              ? `All ${(records.total ?? 0).toLocaleString()} records that match the filter are selected.`
+              : `${selectedIds.length.toLocaleString()} selected.`}{' '}
+            {!allMatching && filter && !activeSearch && !badFilter && records.total !== undefined && records.total > selectedIds.length && selectedIds.length === records.items.length ? (
+              <button type="button" onClick={() => select(selected, true)}>
+                Select all {records.total.toLocaleString()} that match the filter
+              </button>
+            ) : null}{' '}
+            <button type="button" onClick={() => select(new Set())}>
+              Clear the selection
+            </button>
+          </p>
+          {allMatching ? (
+            changesByFilter
+          ) : selectedIds.length > MAX_SELECTED ? (
+            <p className="error">At most {MAX_SELECTED.toLocaleString()} records can be changed by selection; use a filter and its changes for more.</p>
+          ) : (
+            <BulkChanges
+              key={selectedIds.join(',')}
+              collection={name}
+              filter={filter}
+              search=""
+              selectedIds={selectedIds}
+              canUpdate={can('records:update')}
+              canDelete={can('records:delete')}
+              onDone={(done) => {
+                setNotice(done);
+                select(new Set());
+                void records.reload();
+              }}
+            />
+          )}
+        </section>
       ) : null}
+
+      {allMatching ? null : changesByFilter}
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
       <ErrorText error={actionError} />
@@ -213,35 +327,39 @@ export function RecordsPage() {
           onSort={(next) => setQuery({ sort: next })}
           caption={`Records of ${name}`}
           highlighted={live.marked}
-          actions={(record) =>
-            trashed ? (
-              <>
-                {can('records:delete') ? (
-                  <button type="button" onClick={() => void restore(record)} disabled={restoring} aria-label={`Restore record ${record.id}`}>
-                    Restore
-                  </button>
-                ) : null}
-                {can('records:purge') ? (
-                  <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'purge' })} aria-label={`Delete record ${record.id} for good`}>
-                    Delete for good
-                  </button>
-                ) : null}
-              </>
-            ) : (
-              <>
-                {can('records:update') ? (
-                  <button type="button" onClick={() => setEditing(record)} aria-label={`Edit record ${record.id}`}>
-                    Edit
-                  </button>
-                ) : null}
-                {can('records:delete') ? (
-                  <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
-                    Trash
-                  </button>
-                ) : null}
-              </>
-            )
+          rowLabel={(record) => `record ${record.id}`}
+          hidden={{ columns: hiddenColumns, onChange: setHiddenColumns }}
+          selection={selectable ? { selected, onChange: (ids) => select(ids) } : undefined}
+          onOpen={openRow}
+          openKey={openRecord?.id ?? null}
+          onEdit={editCell}
+          editing={
+            cellEditing
+              ? {
+                  rowKey: cellEditing.recordId,
+                  column: cellEditing.column,
+                  node: (
+                    <CellEditor
+                      key={`${cellEditing.recordId}.${cellEditing.column}`}
+                      collection={name}
+                      recordId={cellEditing.recordId}
+                      field={cellEditing.field}
+                      kind={cellEditing.kind}
+                      choices={cellEditing.choices}
+                      onClose={() => setCellEditing(null)}
+                      onSaved={(saved) => {
+                        setCellEditing(null);
+                        setNotice(`Saved ${cellEditing.field} of record ${saved.id}.`);
+                        records.update((items) => items.map((item) => (item.id === saved.id ? saved : item)));
+                      }}
+                    />
+                  ),
+                }
+              : null
           }
+          onEscape={() => setOpenId(null)}
+          pageSize={{ value: pageSize, onChange: setPageSize }}
+          pager={{ hasMore: records.hasMore, loading: records.loading, onMore: () => void records.more() }}
         />
       ) : null}
       {!records.loading && !records.error && records.items.length === 0 ? (
@@ -249,7 +367,33 @@ export function RecordsPage() {
           {activeSearch ? `No record matches the search${filter ? ' and the filter' : ''}.` : trashed ? 'No records in the trash.' : filter ? 'No record matches the filter.' : 'No records yet.'}
         </p>
       ) : null}
-      <Pager hasMore={records.hasMore} loading={records.loading} onMore={() => void records.more()} />
+
+      {openRecord ? (
+        <RecordPanel
+          key={openRecord.id}
+          collection={name}
+          record={openRecord}
+          actions={recordActions(openRecord)}
+          onClose={() => setOpenId(null)}
+          editor={
+            editingOpen && !trashed ? (
+              <RecordEditor
+                key={openRecord.id}
+                collection={name}
+                record={openRecord}
+                activeSchemaVersion={collection.data?.activeSchemaVersion ?? null}
+                schema={activeSchema.data?.schema}
+                onClose={() => setEditingOpen(false)}
+                onSaved={(saved) => {
+                  setEditingOpen(false);
+                  setNotice(`Saved record ${saved.id}.`);
+                  void records.reload();
+                }}
+              />
+            ) : undefined
+          }
+        />
+      ) : null}
 
       <ConfirmDialog
         open={confirming !== null}

@@ -1,4 +1,5 @@
-import type { ReactNode } from 'react';
+import type { ComponentProps, ReactNode } from 'react';
+import { DataTable, type Column } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import type { RecordItem } from '../../api-types.js';
 
@@ -29,81 +30,89 @@ export function parseSortParam(sort: string): { field: string; descending: boole
   return first.startsWith('-') ? { field: first.slice(1), descending: true } : { field: first, descending: false };
 }
 
-/**
- * The records as a table. A sortable column's header is a button: ascending, then descending, then
- * back to the default order. aria-sort tells screen readers which column the order follows.
- */
-export function RecordsTable(props: {
-  records: RecordItem[];
-  sort: string;
-  onSort: (sort: string) => void;
-  caption: string;
-  actions: (record: RecordItem) => ReactNode;
-  /** A search without a chosen order: best matches first, so no column is marked as the order. */
-  ranked?: boolean;
-  /** Records that just changed (live updates): their rows are marked for a moment. */
-  highlighted?: ReadonlySet<string>;
-}) {
-  const columns = dataColumns(props.records);
-  const withFiles = props.records.some((record) => record.files.length > 0);
-  const current = parseSortParam(props.sort) ?? (props.ranked ? null : DEFAULT_SORT);
+/** The column id of a data field: `data.<key>`, like the filter names it. */
+export const dataColumnId = (key: string) => `data.${key}`;
 
-  function header(label: string, field: string | null) {
-    if (!field) return <th scope="col" key={label}>{label}</th>;
+type TableProps = ComponentProps<typeof DataTable<RecordItem>>;
+
+/**
+ * The records in the shared table: the id, the data's fields, the attached files and the times.
+ * A sortable column's header is a button: ascending, then descending, then back to the default
+ * order. aria-sort tells screen readers which column the order follows.
+ */
+export function RecordsTable(
+  props: {
+    records: RecordItem[];
+    sort: string;
+    onSort: (sort: string) => void;
+    caption: string;
+    /** A search without a chosen order: best matches first, so no column is marked as the order. */
+    ranked?: boolean;
+    /** Records that just changed (live updates): their rows are marked for a moment. */
+    highlighted?: ReadonlySet<string>;
+  } & Omit<TableProps, 'rows' | 'rowKey' | 'columns' | 'caption' | 'rowClassName'>,
+) {
+  const { records, sort, onSort, ranked, highlighted, ...table } = props;
+  const keys = dataColumns(records);
+  const withFiles = records.some((record) => record.files.length > 0);
+  const current = parseSortParam(sort) ?? (ranked ? null : DEFAULT_SORT);
+
+  function sortable(label: string, field: string): Pick<Column<RecordItem>, 'header' | 'ariaSort'> {
     const order = current?.field === field ? current : null;
-    const ariaSort = order ? (order.descending ? 'descending' : 'ascending') : 'none';
     // Ascending, descending, then back to the default order (newest first); from the default,
     // its own column turns to ascending.
     const descendingIsDefault = field === DEFAULT_SORT.field && DEFAULT_SORT.descending;
-    const next = !order ? field : !order.descending ? (descendingIsDefault ? '' : `-${field}`) : props.sort === '' ? field : '';
+    const next = !order ? field : !order.descending ? (descendingIsDefault ? '' : `-${field}`) : sort === '' ? field : '';
     const arrow = order ? (order.descending ? '▼' : '▲') : '';
-    return (
-      <th scope="col" key={label} aria-sort={ariaSort}>
-        <button type="button" className="sort-button" onClick={() => props.onSort(next)} title={`Sort by ${label}`}>
+    return {
+      ariaSort: order ? (order.descending ? 'descending' : 'ascending') : 'none',
+      header: (
+        <button type="button" className="sort-button" onClick={() => onSort(next)} title={`Sort by ${label}`}>
           {label} <span aria-hidden="true">{arrow}</span>
         </button>
-      </th>
-    );
+      ),
+    };
   }
 
+  const columns: Column<RecordItem>[] = [
+    { id: 'id', label: 'id', fixed: true, cell: (record) => <code>{record.id}</code>, title: (record) => record.id, ...sortable('id', 'id') },
+    ...keys.map(
+      (key): Column<RecordItem> => ({
+        id: dataColumnId(key),
+        label: key,
+        cell: (record) => cell(record.data[key]),
+        title: (record) => fullValue(record.data[key]),
+        ...(NAMEABLE.test(key) ? sortable(key, dataColumnId(key)) : {}),
+      }),
+    ),
+    ...(withFiles ? [{ id: 'files', label: 'attached files', cell: (record: RecordItem) => (record.files.length ? `${record.files.length} attached` : '') }] : []),
+    { id: 'createdAt', label: 'createdAt', cell: (record) => <Time value={record.createdAt} />, ...sortable('createdAt', 'createdAt') },
+    { id: 'updatedAt', label: 'updatedAt', cell: (record) => <Time value={record.updatedAt} />, ...sortable('updatedAt', 'updatedAt') },
+  ];
+
   return (
-    <div className="table-wrap">
-      <table className="records-table">
-        <caption className="visually-hidden">{props.caption}</caption>
-        <thead>
-          <tr>
-            {header('id', 'id')}
-            <th scope="col"><span className="visually-hidden">Actions</span></th>
-            {columns.map((key) => header(key, NAMEABLE.test(key) ? `data.${key}` : null))}
-            {withFiles ? header('attached files', null) : null}
-            {header('createdAt', 'createdAt')}
-            {header('updatedAt', 'updatedAt')}
-          </tr>
-        </thead>
-        <tbody>
-          {props.records.map((record) => (
-            <tr key={record.id} className={props.highlighted?.has(record.id) ? 'row-changed' : undefined}>
-              <th scope="row"><code>{record.id}</code></th>
-              {/* Right after the id, so the actions stay in view when many columns make the table scroll. */}
-              <td className="row-actions">{props.actions(record)}</td>
-              {columns.map((key) => (
-                <td key={key}>{cell(record.data[key])}</td>
-              ))}
-              {withFiles ? <td>{record.files.length ? `${record.files.length} attached` : ''}</td> : null}
-              <td><Time value={record.createdAt} /></td>
-              <td><Time value={record.updatedAt} /></td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable<RecordItem>
+      {...table}
+      caption={props.caption}
+      rows={records}
+      rowKey={(record) => record.id}
+      columns={columns}
+      rowClassName={(record) => (highlighted?.has(record.id) ? 'row-changed' : undefined)}
+    />
   );
 }
 
+/** A cell's value, cut to what a cell shows (CSS cuts it further, with an ellipsis). */
 function cell(value: unknown): ReactNode {
   if (value === undefined) return <span className="muted" aria-label="missing">–</span>;
   if (value === null) return <span className="muted">null</span>;
-  if (typeof value === 'string') return value.length > 80 ? `${value.slice(0, 80)}…` : value;
+  if (typeof value === 'string') return value.length > 200 ? `${value.slice(0, 200)}…` : value;
   const text = JSON.stringify(value);
-  return <code>{text.length > 80 ? `${text.slice(0, 80)}…` : text}</code>;
+  return <code>{text.length > 200 ? `${text.slice(0, 200)}…` : text}</code>;
+}
+
+/** The whole value, for the hover title: text as it is, anything else as JSON. */
+export function fullValue(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

@@ -4,7 +4,7 @@ import { Link, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { Pager } from '../../ui/Pager.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { Collection } from '../../api-types.js';
@@ -80,42 +80,35 @@ export function TrashPage() {
       <ErrorText error={trash.error} />
       {trash.items.length === 0 && !trash.loading && !trash.error ? <p className="empty">The trash is empty.</p> : null}
       {trash.items.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Collections in the trash</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description</th>
-                <th scope="col">Moved to the trash</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {trash.items.map((collection) => (
-                <tr key={collection.id}>
-                  <th scope="row">{collection.name}</th>
-                  <td>{collection.settings.description}</td>
-                  <td>{collection.trashedAt ? <Time value={collection.trashedAt} /> : null}</td>
-                  <td className="row-actions">
-                    {canDelete ? (
-                      <>
-                        <button type="button" onClick={() => void restore(collection)} disabled={working} aria-label={`Restore ${collection.name}`}>
-                          Restore
-                        </button>
-                        <button type="button" className="quiet-danger" onClick={() => void askPurge(collection)} disabled={working} aria-label={`Delete ${collection.name} for good`}>
-                          Delete for good
-                        </button>
-                      </>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<Collection>
+          caption="Collections in the trash"
+          rows={trash.items}
+          rowKey={(collection) => collection.id}
+          columns={[
+            { id: 'name', label: 'Name', fixed: true, cell: (collection) => collection.name, title: (collection) => collection.name },
+            { id: 'description', label: 'Description', cell: (collection) => collection.settings.description, title: (collection) => collection.settings.description ?? undefined },
+            { id: 'trashedAt', label: 'Moved to the trash', cell: (collection) => (collection.trashedAt ? <Time value={collection.trashedAt} /> : null) },
+            {
+              id: 'actions',
+              label: 'Actions',
+              header: <span className="visually-hidden">Actions</span>,
+              className: 'actions-cell',
+              cell: (collection) =>
+                canDelete ? (
+                  <>
+                    <button type="button" onClick={() => void restore(collection)} disabled={working} aria-label={`Restore ${collection.name}`}>
+                      Restore
+                    </button>{' '}
+                    <button type="button" className="quiet-danger" onClick={() => void askPurge(collection)} disabled={working} aria-label={`Delete ${collection.name} for good`}>
+                      Delete for good
+                    </button>
+                  </>
+                ) : null,
+            },
+          ]}
+          pager={{ hasMore: trash.hasMore, loading: trash.loading, onMore: () => void trash.more() }}
+        />
       ) : null}
-      <Pager hasMore={trash.hasMore} loading={trash.loading} onMore={() => void trash.more()} />
       <ConfirmDialog
         open={purging !== null}
         title={`Delete ${purging?.collection.name ?? ''} for good?`}
