@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { ApiError, apiVersioned, errorText, fieldError } from '../../api.js';
 import type { RecordItem } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
+import { noteOwnChange } from './own-changes.js';
 import type { CellKind } from './cell-kind.js';
 
 type Draft = string | boolean;
@@ -78,6 +79,7 @@ export function CellEditor(props: {
     setProblem('');
     try {
       const { body } = await apiVersioned<RecordItem>('PATCH', path, { body: { data: { [props.field]: valueOf(props.kind, draft) } }, ifMatch: etag });
+      noteOwnChange('record.updated', body.id);
       input.current?.closest<HTMLElement>('[data-cell]')?.focus();
       props.onSaved(body);
     } catch (caught) {
