@@ -64,6 +64,8 @@ describeEachEngine('webhook health and retry-failed', (engine) => {
       lastAttemptAt: t.clock.now().toISOString(),
       nextAttemptAt: new Date(t.clock.now().getTime() + RETRY_GAPS_SECONDS[2]! * 1000).toISOString(),
     });
+    // The delivery itself says how its attempts went, not just "pending".
+    expect((await owner.get(`/v1/webhooks/${webhook.id}/deliveries`)).body.data).toMatchObject([{ state: 'pending', attemptCount: 3, lastStatus: 404, lastError: 'HTTP 404' }]);
     // The list carries the same summary, so a list page needs no call per webhook.
     const listed = (await owner.get('/v1/webhooks')).body.data;
     expect(listed).toEqual([expect.objectContaining({ id: webhook.id, health: expect.objectContaining({ state: 'retrying', failureStreak: 3, lastStatus: 404 }) })]);

@@ -10233,7 +10233,9 @@ export interface operations {
                      *           "held": false,
                      *           "attemptCount": 1,
                      *           "nextAttemptAt": null,
-                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "lastStatus": 200,
+                     *           "lastError": null
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -10257,6 +10259,10 @@ export interface operations {
                              * @description ISO 8601 in UTC with milliseconds.
                              */
                             createdAt: string;
+                            /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                            lastStatus: number | null;
+                            /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                            lastError: string | null;
                         }[];
                         /** @description Pass as ?cursor= for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -10339,6 +10345,8 @@ export interface operations {
                      *       "attemptCount": 1,
                      *       "nextAttemptAt": null,
                      *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastStatus": 200,
+                     *       "lastError": null,
                      *       "body": "{\"id\":\"evt_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"type\":\"record.created\",\"createdAt\":\"2026-11-05T10:00:00.000Z\",\"workspaceId\":\"ws_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"collectionId\":\"col_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"data\":{\"record\":{\"id\":\"rec_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"data\":{\"name\":\"Ada Lovelace\",\"email\":\"ada@example.com\",\"age\":36}}}}",
                      *       "attempts": [
                      *         {
@@ -10372,6 +10380,10 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                        lastStatus: number | null;
+                        /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                        lastError: string | null;
                         /** @description The exact bytes every attempt sent and signed: the event message. */
                         body: string;
                         attempts: {
@@ -10468,7 +10480,9 @@ export interface operations {
                      *       "held": false,
                      *       "attemptCount": 1,
                      *       "nextAttemptAt": null,
-                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastStatus": 200,
+                     *       "lastError": null
                      *     }
                      */
                     "application/json": {
@@ -10488,6 +10502,10 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                        lastStatus: number | null;
+                        /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                        lastError: string | null;
                     };
                 };
             };
@@ -10507,7 +10525,9 @@ export interface operations {
                      *       "held": false,
                      *       "attemptCount": 1,
                      *       "nextAttemptAt": null,
-                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastStatus": 200,
+                     *       "lastError": null
                      *     }
                      */
                     "application/json": {
@@ -10527,6 +10547,10 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                        lastStatus: number | null;
+                        /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                        lastError: string | null;
                     };
                 };
             };

@@ -116,6 +116,8 @@ export const DELIVERY_EXAMPLE = {
   attemptCount: 1,
   nextAttemptAt: null,
   createdAt: EXAMPLE_TIME,
+  lastStatus: 200,
+  lastError: null,
 };
 
 export const Delivery = Type.Object({
@@ -128,6 +130,8 @@ export const Delivery = Type.Object({
   attemptCount: Type.Integer(),
   nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'When the next attempt is due; null when none is coming (finished, or held).' }),
   createdAt: Timestamp,
+  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The last attempt's HTTP status; null when it got none, or before the first attempt." }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success.' }),
 }, { examples: [DELIVERY_EXAMPLE] });
 
 export function webhookContext(request: FastifyRequest): WebhookContext {
