@@ -23,7 +23,7 @@ export const registerWebhookHealth: RegisterRoute = (app, deps) =>
               succeeded: Type.Integer({ description: 'Attempts answered 2xx.' }),
               failed: Type.Integer({ description: 'Attempts that failed.' }),
             }),
-            { minItems: HEALTH_HOURS, maxItems: HEALTH_HOURS, description: `${HEALTH_HOURS} hours, oldest first; the last is the current hour.` },
+            { description: `Always ${HEALTH_HOURS} hours, oldest first; the last is the current hour.` },
           ),
         }, { examples: [{ ...HEALTH_EXAMPLE, hours: [{ hour: EXAMPLE_TIME, succeeded: 12, failed: 3 }] }] }),
       },
