@@ -10652,7 +10652,7 @@ export interface operations {
                         waitingRetries: number;
                         /** @description When the earliest of those is attempted next. */
                         nextAttemptAt: string | null;
-                        /** @description 24 hours, oldest first; the last is the current hour. */
+                        /** @description Always 24 hours, oldest first; the last is the current hour. */
                         hours: {
                             /**
                              * Format: date-time
