@@ -30,6 +30,11 @@ export async function retryFailedDeliveries(deps: Deps, context: WebhookContext,
   const since = sinceTime(input.since, now);
   const dryRun = input.dryRun ?? false;
   const result = await deps.db.transaction().execute(async (trx) => {
+    // Two calls at once take turns (PostgreSQL; SQLite runs one transaction at a time): the second
+    // then sees the first one's deliveries and leaves their events out.
+    if (!dryRun && deps.dialect.supportsRowLocks) {
+      await trx.selectFrom('webhooks').select('id').where('workspace_id', '=', context.workspaceId).where('id', '=', webhookId).forNoKeyUpdate().execute();
+    }
     const webhook = await findWebhook(trx, context.workspaceId, webhookId);
     const failed = deadSince(trx, context.workspaceId, webhook.id, since);
     const { count } = await failed.select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
