@@ -97,6 +97,7 @@ const BODIES: Record<string, (caller: Caller) => unknown> = {
   // Dry runs: the walk's allowed cells change nothing that a later row needs.
   'POST /v1/collections/:col/records/bulk-update': () => ({ filter: '*', patch: { matrix: true }, dryRun: true }),
   'POST /v1/collections/:col/records/bulk-delete': () => ({ filter: '*', dryRun: true }),
+  'POST /v1/webhooks/:wh/retry-failed': () => ({ since: '2020-01-01T00:00:00.000Z', dryRun: true }),
 };
 
 /** The role behind the matrix's target key: the owner made it (test/support/matrix-callers.ts). */

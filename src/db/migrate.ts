@@ -23,6 +23,7 @@ import * as backupRuns from './migrations/0019-backup-runs.js';
 import * as recordSearch from './migrations/0020-record-search.js';
 import * as deliveryLogRetention from './migrations/0021-delivery-log-retention.js';
 import * as searchWordsKeepMarks from './migrations/0022-search-words-keep-marks.js';
+import * as webhookHealth from './migrations/0023-webhook-health.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '0020-record-search': recordSearch,
   '0021-delivery-log-retention': deliveryLogRetention,
   '0022-search-words-keep-marks': searchWordsKeepMarks,
+  '0023-webhook-health': webhookHealth,
 };
 
 

@@ -228,6 +228,8 @@ export interface DeliveryAttemptsTable {
   id: string;
   delivery_id: string;
   workspace_id: string;
+  /** The delivery's webhook (migration 0023; null only for an attempt logged before it). */
+  webhook_id: string | null;
   at: string;
   status: number | null;
   duration_ms: number;

@@ -54,6 +54,7 @@ import {
   registerUpdateServiceAccount,
 } from './routes/service-accounts/service-account-routes.js';
 import { registerGetDelivery, registerListDeliveries, registerReplayDelivery } from './routes/webhooks/delivery-routes.js';
+import { registerRetryFailedDeliveries, registerWebhookHealth } from './routes/webhooks/health-routes.js';
 import {
   registerCreateWebhook,
   registerDeleteWebhook,
@@ -162,6 +163,8 @@ export const apiRoutes: RegisterRoute[] = [
   registerListDeliveries,
   registerGetDelivery,
   registerReplayDelivery,
+  registerWebhookHealth,
+  registerRetryFailedDeliveries,
   registerListEvents,
   registerStreamEvents,
   registerListBackups,

@@ -59,6 +59,10 @@ export type Delivery = ItemOf<'/v1/webhooks/{wh}/deliveries'>;
 export type DeliveryWithAttempts = Answer<'/v1/webhooks/{wh}/deliveries/{dlv}', 'get'>;
 export type Attempt = DeliveryWithAttempts['attempts'][number];
 export type PingResult = Answer<'/v1/webhooks/{wh}/ping', 'post'>;
+/** A webhook's health as the list and the webhook carry it; with 24 hourly counts from its own route. */
+export type WebhookHealth = Webhook['health'];
+export type WebhookHealthHours = Answer<'/v1/webhooks/{wh}/health', 'get'>;
+export type RetryFailedResult = Answer<'/v1/webhooks/{wh}/retry-failed', 'post'>;
 
 // People
 export type Member = ItemOf<'/v1/members'>;

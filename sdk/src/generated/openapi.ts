@@ -976,7 +976,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Webhooks of the workspace */
+        /** Webhooks of the workspace, each with its health */
         get: operations["webhooks.list"];
         put?: never;
         /** Register a receiver; the signing secret is in this response only */
@@ -994,7 +994,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One webhook (never its secret) */
+        /** One webhook with its health (never its secret) */
         get: operations["webhooks.get"];
         put?: never;
         post?: never;
@@ -1122,6 +1122,43 @@ export interface paths {
          * @description A finished delivery (succeeded or dead) is sent again as a new delivery: 201, the same x-baas-delivery, fresh attempts. A delivery still waiting for a retry is not doubled: its next attempt is brought forward to now (200, the same delivery); one being attempted at this moment is answered as it is (200).
          */
         post: operations["webhooks.deliveries.replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{wh}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's health and its attempts of the last 24 hours, hour by hour */
+        get: operations["webhooks.health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{wh}/retry-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every delivery that gave up (dead) since a time
+         * @description Each dead delivery whose last attempt was at or after `since` is sent again as a new delivery of the same event, as a replay would be. One this webhook already sent again (a newer delivery of the same event) is left out, so a second call queues nothing twice. At most 10,000 per call, oldest first: call again for the rest. dryRun counts, sending nothing.
+         */
+        post: operations["webhooks.retryFailed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9223,7 +9260,17 @@ export interface operations {
                      *           "enabled": true,
                      *           "disabledReason": null,
                      *           "createdAt": "2026-11-05T10:00:00.000Z",
-                     *           "updatedAt": "2026-11-05T10:05:00.000Z"
+                     *           "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *           "health": {
+                     *             "state": "retrying",
+                     *             "lastAttemptAt": "2026-11-05T10:05:00.000Z",
+                     *             "lastStatus": 404,
+                     *             "lastError": "HTTP 404",
+                     *             "failureStreak": 3,
+                     *             "failingSince": "2026-11-05T10:00:00.000Z",
+                     *             "waitingRetries": 1,
+                     *             "nextAttemptAt": "2026-11-05T10:05:00.000Z"
+                     *           }
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -9247,6 +9294,35 @@ export interface operations {
                              * @description ISO 8601 in UTC with milliseconds.
                              */
                             updatedAt: string;
+                            /**
+                             * @example {
+                             *       "state": "retrying",
+                             *       "lastAttemptAt": "2026-11-05T10:05:00.000Z",
+                             *       "lastStatus": 404,
+                             *       "lastError": "HTTP 404",
+                             *       "failureStreak": 3,
+                             *       "failingSince": "2026-11-05T10:00:00.000Z",
+                             *       "waitingRetries": 1,
+                             *       "nextAttemptAt": "2026-11-05T10:05:00.000Z"
+                             *     }
+                             */
+                            health: {
+                                /** @description new: never attempted; healthy: the last attempt succeeded; retrying: the last attempts failed and are being retried; failing: a delivery gave up since the last success; disabled: switched off. */
+                                state: "new" | "healthy" | "retrying" | "failing" | "disabled";
+                                lastAttemptAt: string | null;
+                                /** @description The last attempt's HTTP status; null when there was no answer (see lastError). */
+                                lastStatus: number | null;
+                                /** @description Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed. */
+                                lastError: string | null;
+                                /** @description Failed attempts since the last success. */
+                                failureStreak: number;
+                                /** @description The first failed attempt of that streak. */
+                                failingSince: string | null;
+                                /** @description Deliveries that failed at least once and wait for their next attempt. */
+                                waitingRetries: number;
+                                /** @description When the earliest of those is attempted next. */
+                                nextAttemptAt: string | null;
+                            };
                         }[];
                         /** @description Pass as ?cursor= for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -9449,7 +9525,17 @@ export interface operations {
                      *       "enabled": true,
                      *       "disabledReason": null,
                      *       "createdAt": "2026-11-05T10:00:00.000Z",
-                     *       "updatedAt": "2026-11-05T10:05:00.000Z"
+                     *       "updatedAt": "2026-11-05T10:05:00.000Z",
+                     *       "health": {
+                     *         "state": "retrying",
+                     *         "lastAttemptAt": "2026-11-05T10:05:00.000Z",
+                     *         "lastStatus": 404,
+                     *         "lastError": "HTTP 404",
+                     *         "failureStreak": 3,
+                     *         "failingSince": "2026-11-05T10:00:00.000Z",
+                     *         "waitingRetries": 1,
+                     *         "nextAttemptAt": "2026-11-05T10:05:00.000Z"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -9469,6 +9555,35 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         updatedAt: string;
+                        /**
+                         * @example {
+                         *       "state": "retrying",
+                         *       "lastAttemptAt": "2026-11-05T10:05:00.000Z",
+                         *       "lastStatus": 404,
+                         *       "lastError": "HTTP 404",
+                         *       "failureStreak": 3,
+                         *       "failingSince": "2026-11-05T10:00:00.000Z",
+                         *       "waitingRetries": 1,
+                         *       "nextAttemptAt": "2026-11-05T10:05:00.000Z"
+                         *     }
+                         */
+                        health: {
+                            /** @description new: never attempted; healthy: the last attempt succeeded; retrying: the last attempts failed and are being retried; failing: a delivery gave up since the last success; disabled: switched off. */
+                            state: "new" | "healthy" | "retrying" | "failing" | "disabled";
+                            lastAttemptAt: string | null;
+                            /** @description The last attempt's HTTP status; null when there was no answer (see lastError). */
+                            lastStatus: number | null;
+                            /** @description Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed. */
+                            lastError: string | null;
+                            /** @description Failed attempts since the last success. */
+                            failureStreak: number;
+                            /** @description The first failed attempt of that streak. */
+                            failingSince: string | null;
+                            /** @description Deliveries that failed at least once and wait for their next attempt. */
+                            waitingRetries: number;
+                            /** @description When the earliest of those is attempted next. */
+                            nextAttemptAt: string | null;
+                        };
                     };
                 };
             };
@@ -10118,7 +10233,9 @@ export interface operations {
                      *           "held": false,
                      *           "attemptCount": 1,
                      *           "nextAttemptAt": null,
-                     *           "createdAt": "2026-11-05T10:00:00.000Z"
+                     *           "createdAt": "2026-11-05T10:00:00.000Z",
+                     *           "lastStatus": 200,
+                     *           "lastError": null
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -10142,6 +10259,10 @@ export interface operations {
                              * @description ISO 8601 in UTC with milliseconds.
                              */
                             createdAt: string;
+                            /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                            lastStatus: number | null;
+                            /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                            lastError: string | null;
                         }[];
                         /** @description Pass as ?cursor= for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -10224,6 +10345,8 @@ export interface operations {
                      *       "attemptCount": 1,
                      *       "nextAttemptAt": null,
                      *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastStatus": 200,
+                     *       "lastError": null,
                      *       "body": "{\"id\":\"evt_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"type\":\"record.created\",\"createdAt\":\"2026-11-05T10:00:00.000Z\",\"workspaceId\":\"ws_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"collectionId\":\"col_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"data\":{\"record\":{\"id\":\"rec_01jbx3m9k6t2v8w4y7z0a5c1d3\",\"data\":{\"name\":\"Ada Lovelace\",\"email\":\"ada@example.com\",\"age\":36}}}}",
                      *       "attempts": [
                      *         {
@@ -10257,6 +10380,10 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                        lastStatus: number | null;
+                        /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                        lastError: string | null;
                         /** @description The exact bytes every attempt sent and signed: the event message. */
                         body: string;
                         attempts: {
@@ -10353,7 +10480,9 @@ export interface operations {
                      *       "held": false,
                      *       "attemptCount": 1,
                      *       "nextAttemptAt": null,
-                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastStatus": 200,
+                     *       "lastError": null
                      *     }
                      */
                     "application/json": {
@@ -10373,6 +10502,10 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                        lastStatus: number | null;
+                        /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                        lastError: string | null;
                     };
                 };
             };
@@ -10392,7 +10525,9 @@ export interface operations {
                      *       "held": false,
                      *       "attemptCount": 1,
                      *       "nextAttemptAt": null,
-                     *       "createdAt": "2026-11-05T10:00:00.000Z"
+                     *       "createdAt": "2026-11-05T10:00:00.000Z",
+                     *       "lastStatus": 200,
+                     *       "lastError": null
                      *     }
                      */
                     "application/json": {
@@ -10412,6 +10547,220 @@ export interface operations {
                          * @description ISO 8601 in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /** @description The last attempt's HTTP status; null when it got none, or before the first attempt. */
+                        lastStatus: number | null;
+                        /** @description Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success. */
+                        lastError: string | null;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhooks.health": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description An id starting with wh_ */
+                wh: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "state": "retrying",
+                     *       "lastAttemptAt": "2026-11-05T10:05:00.000Z",
+                     *       "lastStatus": 404,
+                     *       "lastError": "HTTP 404",
+                     *       "failureStreak": 3,
+                     *       "failingSince": "2026-11-05T10:00:00.000Z",
+                     *       "waitingRetries": 1,
+                     *       "nextAttemptAt": "2026-11-05T10:05:00.000Z",
+                     *       "hours": [
+                     *         {
+                     *           "hour": "2026-11-05T10:00:00.000Z",
+                     *           "succeeded": 12,
+                     *           "failed": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description new: never attempted; healthy: the last attempt succeeded; retrying: the last attempts failed and are being retried; failing: a delivery gave up since the last success; disabled: switched off. */
+                        state: "new" | "healthy" | "retrying" | "failing" | "disabled";
+                        lastAttemptAt: string | null;
+                        /** @description The last attempt's HTTP status; null when there was no answer (see lastError). */
+                        lastStatus: number | null;
+                        /** @description Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed. */
+                        lastError: string | null;
+                        /** @description Failed attempts since the last success. */
+                        failureStreak: number;
+                        /** @description The first failed attempt of that streak. */
+                        failingSince: string | null;
+                        /** @description Deliveries that failed at least once and wait for their next attempt. */
+                        waitingRetries: number;
+                        /** @description When the earliest of those is attempted next. */
+                        nextAttemptAt: string | null;
+                        /** @description Always 24 hours, oldest first; the last is the current hour. */
+                        hours: {
+                            /**
+                             * Format: date-time
+                             * @description The hour's start (UTC).
+                             */
+                            hour: string;
+                            /** @description Attempts answered 2xx. */
+                            succeeded: number;
+                            /** @description Attempts that failed. */
+                            failed: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED), or too many failed credentials from this address: wait as many seconds as Retry-After says. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many requests; try again later.",
+                     *         "requestId": "req_01jbx3m9k6t2v8w4y7z0a5c1d3",
+                     *         "details": {
+                     *           "retryAfterSeconds": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was refused; `error.code` says why (the codes and their statuses are listed in the Error schema). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Something failed on the server (INTERNAL) or the database cannot be reached (UNAVAILABLE); the request id helps find it in the logs. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhooks.retryFailed": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace, for a signed-in person (session) or an anonymous read of a public collection by name: ws_…. An API key carries its own workspace. */
+                "x-baas-workspace"?: string;
+            };
+            path: {
+                /** @description An id starting with wh_ */
+                wh: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-05T10:00:00.000Z",
+                 *       "dryRun": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliveries that gave up at or after this time (not in the future).
+                     */
+                    since: string;
+                    /** @description Count only. */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "matched": 42,
+                     *       "retried": 42,
+                     *       "dryRun": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Dead deliveries since the time, not sent again since. */
+                        matched: number;
+                        /** @description Of those, queued again now (at most 10,000; 0 for a dry run). */
+                        retried: number;
+                        dryRun: boolean;
                     };
                 };
             };

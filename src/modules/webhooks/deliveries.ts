@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { DeliveriesTable } from '../../db/schema.js';
 import { rowLimit } from '../../db/row-limit.js';
@@ -23,7 +24,14 @@ export interface DeliveryView {
   /** When the next attempt is due; null when none is coming (finished, or held). */
   nextAttemptAt: string | null;
   createdAt: string;
+  /** Its last attempt's HTTP status, null when it got none or was not attempted yet. */
+  lastStatus: number | null;
+  /** Why its last attempt failed (`HTTP 404`, a refused connection, a timeout); null after a success. */
+  lastError: string | null;
 }
+
+type LastAttempt = { last_status: number | null; last_error: string | null };
+const NOT_ATTEMPTED: LastAttempt = { last_status: null, last_error: null };
 
 /** A delivery with its attempts and the exact body every attempt sent. */
 export interface DeliveryDetail extends DeliveryView {
@@ -41,7 +49,7 @@ export interface AttemptView {
   error: string | null;
 }
 
-function toView(row: DeliveriesTable, webhookEnabled: boolean): DeliveryView {
+function toView(row: DeliveriesTable, webhookEnabled: boolean, last: LastAttempt): DeliveryView {
   const held = row.state === 'pending' && !webhookEnabled;
   return {
     id: row.id,
@@ -53,7 +61,14 @@ function toView(row: DeliveriesTable, webhookEnabled: boolean): DeliveryView {
     attemptCount: row.attempt_count,
     nextAttemptAt: row.state === 'pending' && !held ? row.next_attempt_at : null,
     createdAt: row.created_at,
+    lastStatus: last.last_status,
+    lastError: last.last_error,
   };
+}
+
+/** The status and error of a delivery's newest attempt: one probe of delivery_attempts_delivery each. */
+function lastAttemptOf(column: 'status' | 'error', alias: 'last_status' | 'last_error') {
+  return sql<never>`(select ${sql.ref(`delivery_attempts.${column}`)} from delivery_attempts where delivery_attempts.delivery_id = deliveries.id order by delivery_attempts.id desc limit 1)`.as(alias);
 }
 
 /** A webhook's deliveries, newest first, with optional filters. */
@@ -64,12 +79,17 @@ export async function listDeliveries(
   query: { state?: DeliveryState; eventType?: string; limit: number; before?: string },
 ): Promise<DeliveryView[]> {
   const webhook = await findWebhook(deps.db, workspaceId, webhookId);
-  let select = deps.db.selectFrom('deliveries').selectAll().where('workspace_id', '=', workspaceId).where('webhook_id', '=', webhookId);
+  let select = deps.db
+    .selectFrom('deliveries')
+    .selectAll('deliveries')
+    .select([lastAttemptOf('status', 'last_status'), lastAttemptOf('error', 'last_error')])
+    .where('workspace_id', '=', workspaceId)
+    .where('webhook_id', '=', webhookId);
   if (query.state) select = select.where('state', '=', query.state);
   if (query.eventType) select = select.where('event_type', '=', query.eventType);
   if (query.before) select = select.where('id', '<', query.before);
   const rows = await select.orderBy('id', 'desc').limit(rowLimit(query.limit)).execute();
-  return rows.map((row) => toView(row, Boolean(webhook.enabled)));
+  return rows.map((row) => toView(row, Boolean(webhook.enabled), row as LastAttempt));
 }
 
 export async function getDelivery(deps: Deps, workspaceId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail> {
@@ -93,8 +113,9 @@ export async function getDelivery(deps: Deps, workspaceId: string, webhookId: st
   // A record deleted for good: an answer logged in the instant of its erasure (on PostgreSQL, an
   // attempt committed beside it) must not show what the receiver echoed.
   const erased = isErasedEventData(event.data);
+  const last = attempts.at(-1);
   return {
-    ...toView(row, Boolean(webhook.enabled)),
+    ...toView(row, Boolean(webhook.enabled), last ? { last_status: last.status, last_error: last.error } : NOT_ATTEMPTED),
     body: eventMessageText(event),
     attempts: attempts.map((attempt) => ({
       id: attempt.id,
@@ -139,16 +160,23 @@ export async function replayDelivery(deps: Deps, context: WebhookContext, webhoo
       });
     if (original.state === 'pending') {
       const attempting = original.locked_until !== null && original.locked_until > now.toISOString();
-      if (attempting) return { delivery: toView(original, Boolean(webhook.enabled)), rescheduled: false };
+      const last = (await trx
+        .selectFrom('delivery_attempts')
+        .select(['status as last_status', 'error as last_error'])
+        .where('delivery_id', '=', original.id)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst()) ?? NOT_ATTEMPTED;
+      if (attempting) return { delivery: toView(original, Boolean(webhook.enabled), last), rescheduled: false };
       const changes = { next_attempt_at: now.toISOString(), updated_at: now.toISOString() };
       await trx.updateTable('deliveries').set(changes).where('id', '=', original.id).execute();
       await audit({ rescheduled: true });
-      return { delivery: toView({ ...original, ...changes }, Boolean(webhook.enabled)), rescheduled: true };
+      return { delivery: toView({ ...original, ...changes }, Boolean(webhook.enabled), last), rescheduled: true };
     }
     const replay = newDelivery(context.workspaceId, webhook.id, original.event_id, original.event_type, now.toISOString());
     await trx.insertInto('deliveries').values(replay).execute();
     await audit({ replayId: replay.id });
-    return { delivery: toView(replay, Boolean(webhook.enabled)), rescheduled: false };
+    return { delivery: toView(replay, Boolean(webhook.enabled), NOT_ATTEMPTED), rescheduled: false };
   });
   notifyEventsWritten();
   return replay;

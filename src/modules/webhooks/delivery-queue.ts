@@ -336,7 +336,7 @@ export function withoutResponse(attempt: FinishedAttempt): FinishedAttempt {
   return { ...attempt, result: { ...attempt.result, responseHeaders: {}, responseBody: RESPONSE_NOT_LOGGED } };
 }
 
-/** Rows per INSERT: 9 values each, far below the bound-parameter limits of both engines. */
+/** Rows per INSERT: 10 values each, far below the bound-parameter limits of both engines. */
 const ATTEMPT_ROWS_PER_INSERT = 200;
 
 /**
@@ -363,6 +363,7 @@ async function writeAttempts(trx: Transaction<Database>, finished: readonly Fini
       id: newId('att', attemptedAt.getTime()),
       delivery_id: delivery.id,
       workspace_id: delivery.workspaceId,
+      webhook_id: delivery.webhookId,
       at,
       status: result.status,
       duration_ms: result.durationMs,

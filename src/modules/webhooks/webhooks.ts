@@ -11,6 +11,7 @@ import { BlockedUrl, checkWebhookUrl, type BlockReason } from '../../delivery/ur
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { notifyEventsWritten } from '../events/outbox-signal.js';
 import { EVENT_TYPES, type EventMessage } from '../events/outbox.js';
+import { healthOf, type WebhookHealth } from './webhook-health.js';
 
 export const ALL_EVENTS = '*';
 
@@ -156,12 +157,22 @@ async function checkRoomForWebhook(deps: Deps, trx: Executor, workspaceId: strin
   }
 }
 
-/** Up to `limit` webhooks in id order, after the id `after`. */
-export async function listWebhooks(deps: Deps, workspaceId: string, page: { limit: number; after?: string }): Promise<WebhookView[]> {
+export type WebhookWithHealth = WebhookView & { health: WebhookHealth };
+
+/** Up to `limit` webhooks in id order, after the id `after`, each with its health (webhook-health.ts). */
+export async function listWebhooks(deps: Deps, workspaceId: string, page: { limit: number; after?: string }): Promise<WebhookWithHealth[]> {
   let query = deps.db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId);
   if (page.after !== undefined) query = query.where('id', '>', page.after);
   const rows = await query.orderBy('id').limit(rowLimit(page.limit)).execute();
-  return rows.map(toWebhookView);
+  const healths = await healthOf(deps.db, workspaceId, rows);
+  return rows.map((row) => ({ ...toWebhookView(row), health: healths.get(row.id)! }));
+}
+
+/** One webhook with its health. */
+export async function getWebhook(deps: Deps, workspaceId: string, id: string): Promise<WebhookWithHealth> {
+  const row = await findWebhook(deps.db, workspaceId, id);
+  const healths = await healthOf(deps.db, workspaceId, [row]);
+  return { ...toWebhookView(row), health: healths.get(row.id)! };
 }
 
 export async function updateWebhook(deps: Deps, context: WebhookContext, id: string, input: Partial<WebhookInput>): Promise<WebhookView> {

@@ -2,28 +2,27 @@ import { Type } from 'typebox';
 import {
   createWebhook,
   deleteWebhook,
-  findWebhook,
+  getWebhook,
   listWebhooks,
   pingWebhook,
   rotateWebhookSecret,
   setWebhookEnabled,
-  toWebhookView,
   updateWebhook,
 } from '../../../modules/webhooks/webhooks.js';
 import type { RegisterRoute } from '../../app-type.js';
 import { inWorkspace } from '../../auth.js';
 import { decodeCursor, idPosition, page } from '../../cursor.js';
 import { listOf, NoContent, Paging } from '../../schemas.js';
-import { Attempt, MANAGE_WEBHOOKS, Webhook, WebhookFields, WebhookParams, WebhookWithSecret, webhookContext } from './webhook-schemas.js';
+import { Attempt, MANAGE_WEBHOOKS, Webhook, WebhookFields, WebhookParams, WebhookWithHealth, WebhookWithSecret, webhookContext } from './webhook-schemas.js';
 
 export const registerListWebhooks: RegisterRoute = (app, deps) =>
   app.get('/v1/webhooks', {
     config: { operation: 'webhooks.list', access: MANAGE_WEBHOOKS },
     schema: {
-      summary: 'Webhooks of the workspace',
+      summary: 'Webhooks of the workspace, each with its health',
       tags: ['webhooks'],
       querystring: Type.Object({ ...Paging }, { additionalProperties: false }),
-      response: { 200: listOf(Webhook) },
+      response: { 200: listOf(WebhookWithHealth) },
     },
     handler: async (request) => {
       const { limit = 50, cursor } = request.query;
@@ -53,8 +52,8 @@ export const registerCreateWebhook: RegisterRoute = (app, deps) =>
 export const registerGetWebhook: RegisterRoute = (app, deps) =>
   app.get('/v1/webhooks/:wh', {
     config: { operation: 'webhooks.get', access: MANAGE_WEBHOOKS },
-    schema: { summary: 'One webhook (never its secret)', tags: ['webhooks'], params: WebhookParams, response: { 200: Webhook } },
-    handler: async (request) => toWebhookView(await findWebhook(deps.db, inWorkspace(request).workspaceId, request.params.wh)),
+    schema: { summary: 'One webhook with its health (never its secret)', tags: ['webhooks'], params: WebhookParams, response: { 200: WebhookWithHealth } },
+    handler: async (request) => getWebhook(deps, inWorkspace(request).workspaceId, request.params.wh),
   });
 
 export const registerUpdateWebhook: RegisterRoute = (app, deps) =>

@@ -37,6 +37,36 @@ export const Webhook = Type.Object({
   updatedAt: Timestamp,
 }, { examples: [WEBHOOK_EXAMPLE] });
 
+export const HEALTH_EXAMPLE = {
+  state: 'retrying',
+  lastAttemptAt: EXAMPLE_LATER,
+  lastStatus: 404,
+  lastError: 'HTTP 404',
+  failureStreak: 3,
+  failingSince: EXAMPLE_TIME,
+  waitingRetries: 1,
+  nextAttemptAt: EXAMPLE_LATER,
+};
+
+export const WebhookHealth = Type.Object({
+  state: Type.Union([Type.Literal('new'), Type.Literal('healthy'), Type.Literal('retrying'), Type.Literal('failing'), Type.Literal('disabled')], {
+    description: 'new: never attempted; healthy: the last attempt succeeded; retrying: the last attempts failed and are being retried; ' +
+      'failing: a delivery gave up since the last success; disabled: switched off.',
+  }),
+  lastAttemptAt: Type.Union([Timestamp, Type.Null()]),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The last attempt's HTTP status; null when there was no answer (see lastError)." }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed.' }),
+  failureStreak: Type.Integer({ description: 'Failed attempts since the last success.' }),
+  failingSince: Type.Union([Timestamp, Type.Null()], { description: 'The first failed attempt of that streak.' }),
+  waitingRetries: Type.Integer({ description: 'Deliveries that failed at least once and wait for their next attempt.' }),
+  nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'When the earliest of those is attempted next.' }),
+}, { examples: [HEALTH_EXAMPLE] });
+
+export const WebhookWithHealth = Type.Object({
+  ...Webhook.properties,
+  health: WebhookHealth,
+}, { examples: [{ ...WEBHOOK_EXAMPLE, health: HEALTH_EXAMPLE }] });
+
 export const WebhookWithSecret = Type.Object({
   ...Webhook.properties,
   secret: Type.String({ description: 'The whsec_ signing secret. Shown once: it cannot be read again.' }),
@@ -86,6 +116,8 @@ export const DELIVERY_EXAMPLE = {
   attemptCount: 1,
   nextAttemptAt: null,
   createdAt: EXAMPLE_TIME,
+  lastStatus: 200,
+  lastError: null,
 };
 
 export const Delivery = Type.Object({
@@ -98,6 +130,8 @@ export const Delivery = Type.Object({
   attemptCount: Type.Integer(),
   nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'When the next attempt is due; null when none is coming (finished, or held).' }),
   createdAt: Timestamp,
+  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The last attempt's HTTP status; null when it got none, or before the first attempt." }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed (HTTP 404, a refused connection, a timeout); null after a success.' }),
 }, { examples: [DELIVERY_EXAMPLE] });
 
 export function webhookContext(request: FastifyRequest): WebhookContext {

@@ -19,7 +19,7 @@ const KNOWN_ACTIONS = [
   'schema.*', 'schema.created', 'schema.activated', 'schema.deactivated',
   'key.*', 'key.created', 'key.rotated', 'key.revoked',
   'service_account.*', 'service_account.created', 'service_account.updated', 'service_account.deleted',
-  'webhook.*', 'webhook.auto_disabled', 'webhook.delivery_replayed',
+  'webhook.*', 'webhook.auto_disabled', 'webhook.delivery_replayed', 'webhook.failed_retried',
   'member.*', 'member.role_changed', 'member.removed',
   'invite.*', 'invite.created', 'invite.accepted', 'invite.revoked',
   'workspace.*', 'workspace.created', 'workspace.ownership_transferred',

@@ -8,6 +8,7 @@ import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { DeliveryDetail } from './DeliveryDetail.js';
 import type { Delivery } from '../../api-types.js';
+import { deliveryStateClass, deliveryStateText } from './webhook-words.js';
 
 const STATES: { value: '' | Delivery['state']; label: string }[] = [
   { value: '', label: 'Any state' },
@@ -16,7 +17,6 @@ const STATES: { value: '' | Delivery['state']; label: string }[] = [
   { value: 'dead', label: 'Dead (gave up after 8 attempts)' },
 ];
 
-const STATE_WORDS: Record<Delivery['state'], string> = { pending: 'Pending', succeeded: 'Succeeded', dead: 'Dead' };
 
 /** The delivery log, newest first (kept 30 days): filters by state and event, paging, each delivery's attempts, replay. */
 export function DeliveryLog(props: { webhookId: string }): React.JSX.Element {
@@ -75,7 +75,7 @@ export function DeliveryLog(props: { webhookId: string }): React.JSX.Element {
                       Held
                     </span>
                   ) : (
-                    <span className={`state state-${delivery.state}`}>{STATE_WORDS[delivery.state]}</span>
+                    <span className={deliveryStateClass(delivery)}>{deliveryStateText(delivery)}</span>
                   )}
                   <div className="hint">
                     {delivery.attemptCount} attempt{delivery.attemptCount === 1 ? '' : 's'} · created{' '}

@@ -5,16 +5,19 @@ import { Link, navigate, useRoute, useTitle } from '../../router.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
-import { useApiQuery } from '../../query/useApiQuery.js';
+import { useQueryClient } from '@tanstack/react-query';
+import { useApiQuery, useWorkspaceKey } from '../../query/useApiQuery.js';
 import type { CollectionRef } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import { DeliveryLog } from './DeliveryLog.js';
+import { HealthPanel } from './HealthPanel.js';
 import { PingPanel } from './PingPanel.js';
+import { RetryFailedPanel } from './RetryFailedPanel.js';
 import type { Webhook, WebhookWithSecret } from '../../api-types.js';
-import { eventsText, stateText } from './webhook-words.js';
+import { eventsText, healthClass, healthText, stateText } from './webhook-words.js';
 import { WebhookForm } from './WebhookForm.js';
 
-/** One webhook: its settings, on/off, the signing secret, a test call and the delivery log. */
+/** One webhook: its settings, on/off, its health, the signing secret, a test call, retrying what failed, and the delivery log. */
 export function WebhookPage(): React.JSX.Element {
   useTitle('Webhook');
   const id = useRoute().params.id ?? '';
@@ -25,6 +28,9 @@ export function WebhookPage(): React.JSX.Element {
     ]);
     return { webhook, collections };
   });
+  // After a retry the page's health, chart and log are all out of date: everything of this workspace is read again.
+  const queryClient = useQueryClient();
+  const workspaceKey = useWorkspaceKey([]);
   const [editing, setEditing] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<'rotate' | 'delete' | null>(null);
@@ -94,7 +100,8 @@ export function WebhookPage(): React.JSX.Element {
         <dl className="facts">
           <dt>State</dt>
           <dd>
-            <span className={webhook.enabled ? 'state state-active' : 'state state-revoked'}>{stateText(webhook)}</span>
+            <span className={webhook.enabled ? 'state state-active' : 'state state-revoked'}>{stateText(webhook)}</span>{' '}
+            <span className={healthClass(webhook.health)}>{healthText(webhook)}</span>
           </dd>
           <dt>Events</dt>
           <dd>{eventsText(webhook)}</dd>
@@ -147,7 +154,9 @@ export function WebhookPage(): React.JSX.Element {
         />
       ) : null}
 
+      <HealthPanel webhook={webhook} />
       <PingPanel webhookId={webhook.id} />
+      <RetryFailedPanel webhookId={webhook.id} from={webhook.health.failingSince} onRetried={() => void queryClient.invalidateQueries({ queryKey: workspaceKey })} />
       <DeliveryLog webhookId={webhook.id} />
 
       <ConfirmDialog

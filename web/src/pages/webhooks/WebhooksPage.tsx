@@ -8,7 +8,7 @@ import { useApiQuery } from '../../query/useApiQuery.js';
 import type { CollectionRef } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import type { Webhook, WebhookWithSecret } from '../../api-types.js';
-import { eventsText, stateText } from './webhook-words.js';
+import { eventsText, healthClass, healthText } from './webhook-words.js';
 import { WebhookForm } from './WebhookForm.js';
 import { newestFirst } from '../../ui/newest-first.js';
 
@@ -99,7 +99,7 @@ export function WebhooksPage(): React.JSX.Element {
                   <td>{eventsText(webhook)}</td>
                   <td>{webhook.collections ? webhook.collections.map(collectionName).join(', ') : 'All'}</td>
                   <td>
-                    <span className={webhook.enabled ? 'state state-active' : 'state state-revoked'}>{stateText(webhook)}</span>
+                    <span className={healthClass(webhook.health)}>{healthText(webhook)}</span>
                   </td>
                   <td>
                     <Time value={webhook.createdAt} />
