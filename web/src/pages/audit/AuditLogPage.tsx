@@ -116,7 +116,7 @@ export function AuditLogPage(): React.JSX.Element {
       {entries.loading && entries.items.length === 0 ? <p role="status">Loading the audit log…</p> : null}
       {!entries.loading && !entries.error && entries.items.length === 0 ? <p className="muted">No entries match.</p> : null}
       {entries.items.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Audit log entries">
           <table>
             <caption className="visually-hidden">Audit log of {session.workspace.name}, newest first</caption>
             <thead>

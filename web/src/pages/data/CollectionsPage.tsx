@@ -68,7 +68,7 @@ export function CollectionsPage() {
                   <td className="row-actions">
                     <Link to={pagePath(collection.name)}>Settings</Link>
                     {session.can('collections:delete') ? (
-                      <button type="button" className="quiet-danger" onClick={() => setTrashing(collection)} aria-label={`Move ${collection.name} to the trash`}>
+                      <button type="button" className="quiet-danger" onClick={() => setTrashing(collection)} aria-label={`Move to trash: ${collection.name}`}>
                         Move to trash
                       </button>
                     ) : null}

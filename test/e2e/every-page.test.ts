@@ -1,0 +1,113 @@
+import type { APIRequestContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { seriousViolations } from './support/accessibility.js';
+import { startDashboard, type Dashboard } from './support/dashboard.js';
+import { layoutProblems } from './support/layout-check.js';
+
+/**
+ * Every main page of the dashboard, at 1366 x 768 and at 390 x 844 (a phone), light and dark:
+ * axe-core finds no serious or critical problem, nothing sticks out of the window or covers
+ * something else, and a screenshot of each is saved (test-results/screenshots/page-<name>-<size>-<theme>.png).
+ * One browser, one page per person, a few records: the whole file stays well under a minute.
+ */
+describe.skipIf(!inject('chromiumPresent'))('dashboard: every page, both sizes, both themes', () => {
+  const SIZES = { wide: { width: 1366, height: 768 }, phone: { width: 390, height: 844 } } as const;
+  const THEMES = ['light', 'dark'] as const;
+  let d: Dashboard;
+  let signedOut: Page;
+  let webhookId = '';
+
+  const call = async (request: APIRequestContext, method: 'POST' | 'DELETE', url: string, data?: unknown) => {
+    const response = await request.fetch(url, { method, data, headers: { 'x-baas-workspace': d.owner.workspaceId } });
+    const body = (await response.json().catch(() => null)) as any;
+    if (response.status() >= 300) throw new Error(`${method} ${url}: ${response.status()} ${JSON.stringify(body)}`);
+    return body;
+  };
+
+  /** Waits until the page shows its title and nothing says it is still loading. */
+  const settle = async (page: Page) => {
+    await page.locator('h1').first().waitFor();
+    await page.waitForFunction(() => !document.querySelector('.loading, [aria-busy="true"]'));
+  };
+
+  /** Each size and theme of what `page` shows now: axe, the layout, a screenshot. */
+  const checkEverywhere = async (page: Page, name: string, open: () => Promise<void>) => {
+    const found: string[] = [];
+    for (const [size, viewport] of Object.entries(SIZES)) {
+      await page.setViewportSize(viewport);
+      await open();
+      await settle(page);
+      for (const theme of THEMES) {
+        await page.emulateMedia({ colorScheme: theme });
+        // The dark theme changes colors only: its contrast is what is left to check.
+        for (const violation of await seriousViolations(page, { onlyColors: theme === 'dark' })) {
+          found.push(`${size} ${theme}: ${violation.impact} ${violation.rule} (${violation.help}) at ${violation.targets.slice(0, 3).join(', ')}`);
+        }
+        for (const problem of await layoutProblems(page)) found.push(`${size} ${theme}: ${problem}`);
+        await d.shot(`page-${name}-${size}-${theme}`, page);
+      }
+    }
+    expect(found, `${name} at ${page.url()}`).toEqual([]);
+  };
+
+  beforeAll(async () => {
+    d = await startDashboard({ env: { PLAINBASE_WEBHOOK_ALLOW_PRIVATE: '1' } });
+    const request = d.context.request;
+    const leads = await call(request, 'POST', '/v1/collections', { name: 'leads', settings: { description: 'People who asked about the product' } });
+    await call(request, 'POST', '/v1/collections', { name: 'old_survey' });
+    await call(request, 'DELETE', '/v1/collections/old_survey');
+    await call(request, 'POST', `/v1/collections/${leads.id}/schemas`, {
+      schema: { type: 'object', properties: { name: { type: 'string' }, plan: { type: 'string', enum: ['free', 'pro'] }, age: { type: 'integer', minimum: 0 } }, required: ['name'] },
+    });
+    await call(request, 'POST', `/v1/collections/${leads.id}/schemas/1/activate`);
+    for (const [name, plan, age] of [['Ada', 'pro', 36], ['Grace', 'free', 45], ['Linus', 'pro', 28]] as const) {
+      await call(request, 'POST', `/v1/collections/${leads.id}/records`, { data: { name, plan, age } });
+    }
+    const upload = await request.fetch(`/v1/collections/${leads.id}/files?name=brochure.txt`, {
+      method: 'POST',
+      data: Buffer.from('A brochure.\n'),
+      headers: { 'content-type': 'text/plain', 'x-baas-workspace': d.owner.workspaceId },
+    });
+    expect(upload.status()).toBe(201);
+    await call(request, 'POST', '/v1/keys', { name: 'Importer', scopes: ['records:read', 'records:create'], collections: [leads.id] });
+    const robot = await call(request, 'POST', '/v1/service-accounts', { name: 'Nightly sync', role: 'editor' });
+    await call(request, 'POST', '/v1/keys', { name: 'Sync key', scopes: ['records:read'], serviceAccountId: robot.id });
+    webhookId = (await call(request, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] })).id;
+    await call(request, 'POST', '/v1/invites', { email: 'eddie@example.com', role: 'editor' });
+    signedOut = await (await d.newContext()).newPage();
+  }, 30_000);
+  afterAll(async () => {
+    await d?.stop();
+  });
+
+  const signedInPages: [name: string, path: string][] = [
+    ['collections', '/'],
+    ['records', '/collections/leads/records'],
+    ['schemas', '/collections/leads/schemas'],
+    ['summary', '/collections/leads/summary'],
+    ['files', '/collections/leads/files'],
+    ['settings', '/collections/leads'],
+    ['trash', '/trash'],
+    ['keys', '/keys'],
+    ['service-accounts', '/service-accounts'],
+    ['webhooks', '/webhooks'],
+    ['webhook', '/webhooks/:id'],
+    ['members', '/members'],
+    ['audit-log', '/audit-log'],
+    ['backups', '/backups'],
+    ['account', '/account'],
+  ];
+
+  it.each(signedInPages)('%s (%s)', async (name, path) => {
+    d.explainFailure();
+    await checkEverywhere(d.page, name, () => d.page.goto(path.replace(':id', webhookId)).then(() => undefined));
+  });
+
+  it.each([
+    ['sign-in', '/sign-in'],
+    ['setup', '/setup?token=not-a-token'],
+  ])('%s (%s), signed out', async (name, path) => {
+    d.explainFailure([signedOut]);
+    await checkEverywhere(signedOut, name, () => signedOut.goto(path).then(() => undefined));
+  });
+});
