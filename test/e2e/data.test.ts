@@ -40,8 +40,11 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await page.getByLabel('Name').fill('leads');
     await page.getByLabel('Description (optional)').fill('People who asked for a demo');
     await page.getByRole('button', { name: 'Create collection' }).click();
-    await hasText(page.getByRole('status'), 'Created leads.');
+    // Created, the dashboard opens the new collection's records; the list then shows it, with its count.
+    await page.getByRole('heading', { name: 'leads: records' }).waitFor();
+    await page.getByRole('link', { name: 'Collections', exact: true }).first().click();
     await shown(rowOf('People who asked for a demo').getByRole('link', { name: 'leads' }));
+    expect(await rowOf('People who asked for a demo').getByRole('cell').first().textContent()).toBe('0');
     await d.shot('data-collections');
   });
 

@@ -98,6 +98,55 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: every page, both sizes, 
     ['account', '/account'],
   ];
 
+  it('lists each collection with its record count, and remembers the Dark theme chosen in the menu', async () => {
+    const page = d.page;
+    await page.setViewportSize(SIZES.wide);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto('/');
+    const leads = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'leads', exact: true }) });
+    await leads.getByRole('cell', { name: '3', exact: true }).waitFor();
+    const paper = () => page.evaluate(() => getComputedStyle(document.querySelector('.topbar')!).backgroundColor);
+    const light = await paper();
+    await page.getByLabel('Theme').selectOption('dark');
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    expect(await paper()).not.toBe(light);
+    // Kept in this browser, and applied before the page shows anything at the next visit.
+    await page.reload();
+    await page.locator('h1').first().waitFor();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    expect(await page.getByLabel('Theme').inputValue()).toBe('dark');
+    await page.getByLabel('Theme').selectOption('system');
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBeUndefined();
+    expect(await paper()).toBe(light);
+  });
+
+  it('names what the audit log\'s ids stand for, and a webhook on every collection as "all"', async () => {
+    const page = d.page;
+    await page.goto('/audit-log?action=webhook.created');
+    const row = page.getByRole('row').filter({ hasText: 'webhook.created' });
+    await row.getByText('http://127.0.0.1:9/hook').first().waitFor();
+    const details = await row.locator('.detail-list').innerText();
+    expect(details).toMatch(/collections:\s*all/);
+    await page.goto('/audit-log?action=key.created');
+    await page.getByRole('row').filter({ hasText: 'Importer' }).getByText('leads').first().waitFor();
+  });
+
+  it('says, when signing in at another address than PLAINBASE_PUBLIC_URL, which address to use', async () => {
+    const localhost = d.baseUrl.replace('127.0.0.1', 'localhost');
+    const elsewhere = await (await d.browser.newContext({ baseURL: localhost })).newPage();
+    await elsewhere.goto('/sign-in');
+    await elsewhere.getByLabel('Email').fill(d.owner.email);
+    await elsewhere.getByLabel('Password').fill(d.owner.password);
+    await elsewhere.getByRole('button', { name: 'Sign in' }).click();
+    const alert = elsewhere.getByRole('alert');
+    await alert.waitFor();
+    const text = await alert.innerText();
+    expect(text).toContain(`accepts changes only from its own address, ${d.baseUrl}`);
+    expect(text).toContain('PLAINBASE_PUBLIC_URL');
+    expect(text).toContain(`This page is at ${localhost}.`);
+    await d.shot('sign-in-other-origin', elsewhere);
+  });
+
   it.each(signedInPages)('%s (%s)', async (name, path) => {
     d.explainFailure();
     await checkEverywhere(d.page, name, () => d.page.goto(path.replace(':id', webhookId)).then(() => undefined));
