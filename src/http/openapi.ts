@@ -81,7 +81,7 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
 const PLAINBASE_MARK =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1f5fbf"/><g fill="#fff"><rect x="7" y="8" width="18" height="4" rx="1.5"/><rect x="7" y="14" width="18" height="4" rx="1.5"/><rect x="7" y="20" width="11" height="4" rx="1.5"/></g></svg>';
 const PLAINBASE_LOGO =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 300 40" width="300" height="40"><title>Plainbase API reference</title>' +
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 360 40" width="360" height="40"><title>Plainbase API reference</title>' +
   '<g transform="translate(0 4)"><rect width="32" height="32" rx="7" fill="#1f5fbf"/><g fill="#fff"><rect x="7" y="8" width="18" height="4" rx="1.5"/><rect x="7" y="14" width="18" height="4" rx="1.5"/><rect x="7" y="20" width="11" height="4" rx="1.5"/></g></g>' +
   '<text x="44" y="28" font-family="system-ui, sans-serif" font-size="22" font-weight="700" fill="#fff">Plainbase <tspan font-weight="400">API reference</tspan></text></svg>';
 
