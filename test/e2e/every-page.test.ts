@@ -120,6 +120,24 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: every page, both sizes, 
     expect(await paper()).toBe(light);
   });
 
+  it('creates a collection with the keyboard alone, and lands on its records', async () => {
+    const page = d.page;
+    await page.goto('/');
+    await page.locator('h1').first().waitFor();
+    // The first Tab reaches the skip link, shown while focused, with a visible focus ring.
+    await page.keyboard.press('Tab');
+    const focused = page.locator(':focus');
+    expect(await focused.textContent()).toBe('Skip to content');
+    expect(await focused.evaluate((element) => getComputedStyle(element).outlineStyle)).toBe('solid');
+    await page.keyboard.press('Enter');
+    // From the content, Tab on to the form's Name field, type, and press Enter to create.
+    const name = page.getByLabel('Name', { exact: true });
+    for (let i = 0; i < 30 && !(await name.evaluate((element) => element === document.activeElement)); i++) await page.keyboard.press('Tab');
+    await page.keyboard.type('by_keyboard');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'by_keyboard: records' }).waitFor();
+  });
+
   it('names what the audit log\'s ids stand for, and a webhook on every collection as "all"', async () => {
     const page = d.page;
     await page.goto('/audit-log?action=webhook.created');
