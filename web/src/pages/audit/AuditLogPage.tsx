@@ -51,7 +51,7 @@ export function AuditLogPage(): React.JSX.Element {
   const [form, setForm] = useState(applied);
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
-  // Only to name people in the filter's suggestions and the targets: without it, ids show instead.
+  // The filter's suggestions of actors; names beside ids come from useAuditNames.
   const members = useApiQuery(['/v1/members'], async (signal) => newestFirst(await loadAll<Member>('/v1/members', signal), (member) => member.joinedAt)).data ?? [];
   const names = useAuditNames();
 
@@ -136,7 +136,7 @@ export function AuditLogPage(): React.JSX.Element {
                   <td className="nowrap"><Time value={entry.at} compact /></td>
                   <td>
                     {actorName(entry)} <span className="muted">({entry.actor.type.replace('_', ' ')})</span>
-                    {entry.actor.id && entry.actor.name ? <code className="audit-id">{entry.actor.id}</code> : null}
+                    {entry.actor.id && entry.actor.name ? <> <code className="audit-id">{entry.actor.id}</code></> : null}
                   </td>
                   <td>
                     <code>{entry.action}</code>
