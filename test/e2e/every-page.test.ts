@@ -1,6 +1,6 @@
 import type { APIRequestContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { seriousViolations } from './support/accessibility.js';
+import { COLOR_RULES, LAYOUT_RULES, seriousViolations } from './support/accessibility.js';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 import { layoutProblems } from './support/layout-check.js';
 
@@ -8,7 +8,7 @@ import { layoutProblems } from './support/layout-check.js';
  * Every main page of the dashboard, at 1366 x 768 and at 390 x 844 (a phone), light and dark:
  * axe-core finds no serious or critical problem, nothing sticks out of the window or covers
  * something else, and a screenshot of each is saved (test-results/screenshots/page-<name>-<size>-<theme>.png).
- * One browser, one page per person, a few records: the whole file stays well under a minute.
+ * One browser, one page per person, a few records, each page opened once.
  */
 describe.skipIf(!inject('chromiumPresent'))('dashboard: every page, both sizes, both themes', () => {
   const SIZES = { wide: { width: 1366, height: 768 }, phone: { width: 390, height: 844 } } as const;
@@ -30,17 +30,23 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: every page, both sizes, 
     await page.waitForFunction(() => !document.querySelector('.loading, [aria-busy="true"]'));
   };
 
-  /** Each size and theme of what `page` shows now: axe, the layout, a screenshot. */
+  /**
+   * Each size and theme of a page, opened once (resizing the window re-lays it out). axe runs in
+   * full once (wide, light); then what each change can alter: the contrast rules in dark, the
+   * layout rules on the phone. The layout is measured and a screenshot saved in all four.
+   */
   const checkEverywhere = async (page: Page, name: string, open: () => Promise<void>) => {
     const found: string[] = [];
+    await page.setViewportSize(SIZES.wide);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await open();
+    await settle(page);
     for (const [size, viewport] of Object.entries(SIZES)) {
       await page.setViewportSize(viewport);
-      await open();
-      await settle(page);
       for (const theme of THEMES) {
         await page.emulateMedia({ colorScheme: theme });
-        // The dark theme changes colors only: its contrast is what is left to check.
-        for (const violation of await seriousViolations(page, { onlyColors: theme === 'dark' })) {
+        const rules = size === 'wide' ? (theme === 'light' ? undefined : COLOR_RULES) : theme === 'light' ? LAYOUT_RULES : null;
+        for (const violation of rules === null ? [] : await seriousViolations(page, rules ? { only: rules } : {})) {
           found.push(`${size} ${theme}: ${violation.impact} ${violation.rule} (${violation.help}) at ${violation.targets.slice(0, 3).join(', ')}`);
         }
         for (const problem of await layoutProblems(page)) found.push(`${size} ${theme}: ${problem}`);
