@@ -255,7 +255,15 @@ export function isOwnOrigin(deps: Deps, request: FastifyRequest, origin: string)
 function checkOrigin(deps: Deps, request: FastifyRequest): void {
   const origin = request.headers.origin;
   if (!UNSAFE_METHODS.has(request.method) || origin === undefined) return;
-  if (!isOwnOrigin(deps, request, origin)) throw forbidden('This request came from another site.');
+  if (!isOwnOrigin(deps, request, origin)) {
+    // Said in full, since the usual cause is not an attack but a dashboard opened at another address of the service.
+    const expectedOrigin = new URL(deps.config.publicUrl).origin;
+    throw new AppError(
+      'FORBIDDEN',
+      `This request came from another site. This service accepts changes only from its own address, ${expectedOrigin} (PLAINBASE_PUBLIC_URL): open the dashboard there, or set PLAINBASE_PUBLIC_URL to the address you use (see docs/dashboard.md, "Reaching it").`,
+      { expectedOrigin },
+    );
+  }
 }
 
 /**

@@ -65,10 +65,25 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    // Plainbase's own name and mark in the top bar (linking back to the dashboard) and the tab, not the framework's.
+    logo: { type: 'image/svg+xml', content: Buffer.from(PLAINBASE_LOGO), href: '/', target: '_self' },
+    theme: {
+      title: 'Plainbase API reference',
+      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: Buffer.from(PLAINBASE_MARK) }],
+      css: [{ filename: 'plainbase.css', content: '.swagger-ui .topbar { background: #1d2329; } .swagger-ui .topbar a { max-width: none; }' }],
+    },
     // The key typed into "Authorize" survives a reload of the page (it stays in this browser's storage).
     uiConfig: { persistAuthorization: true, displayOperationId: true },
   });
 }
+
+/** The dashboard's icon (web/public/favicon.svg), and with the words beside it for the API reference's top bar. */
+const PLAINBASE_MARK =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1f5fbf"/><g fill="#fff"><rect x="7" y="8" width="18" height="4" rx="1.5"/><rect x="7" y="14" width="18" height="4" rx="1.5"/><rect x="7" y="20" width="11" height="4" rx="1.5"/></g></svg>';
+const PLAINBASE_LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 360 40" width="360" height="40"><title>Plainbase API reference</title>' +
+  '<g transform="translate(0 4)"><rect width="32" height="32" rx="7" fill="#1f5fbf"/><g fill="#fff"><rect x="7" y="8" width="18" height="4" rx="1.5"/><rect x="7" y="14" width="18" height="4" rx="1.5"/><rect x="7" y="20" width="11" height="4" rx="1.5"/></g></g>' +
+  '<text x="44" y="28" font-family="system-ui, sans-serif" font-size="22" font-weight="700" fill="#fff">Plainbase <tspan font-weight="400">API reference</tspan></text></svg>';
 
 const RESPONSE_WORDS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 206: 'Part of the content (Range)' };
 

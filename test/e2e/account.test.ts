@@ -46,7 +46,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: your account, sign-out, 
       // A change works too, not only the sign-in: the service's own origin is the one in the address bar.
       await page.getByLabel('Name').fill(`from_${new URL(base).hostname.replace(/\W/g, '_')}`);
       await page.getByRole('button', { name: 'Create collection' }).click();
-      await page.getByRole('status').filter({ hasText: 'Created from_' }).waitFor();
+      await page.getByRole('heading', { name: /^from_\w+: records$/ }).waitFor();
     }
   });
 

@@ -47,6 +47,12 @@ describe.skipIf(!inject('chromiumPresent'))('the API console at /docs', () => {
 
   it('authorizes with a key and tries out GET /v1/me: 200 with the key\'s workspace', async () => {
     await page.goto('/docs');
+    // Branded Plainbase: its title, and its own mark and name in the top bar instead of the framework's logo.
+    await expect.poll(() => page.title()).toBe('Plainbase API reference');
+    const logo = page.locator('.topbar img').first();
+    await logo.waitFor({ state: 'attached' });
+    const src = (await logo.getAttribute('src')) ?? '';
+    expect(Buffer.from(src.replace(/^data:image\/svg\+xml;base64,/, ''), 'base64').toString()).toContain('Plainbase');
     await page.getByRole('button', { name: 'Authorize' }).first().click();
     const dialog = page.locator('.modal-ux');
     // The bearer scheme's box (the session cookie has one too, which a browser fills by itself).

@@ -49,8 +49,11 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await page.getByLabel('Name').fill('leads');
     await page.getByLabel('Description (optional)').fill('People who asked for a demo');
     await page.getByRole('button', { name: 'Create collection' }).click();
-    await hasText(page.getByRole('status'), 'Created leads.');
+    // Created, the dashboard opens the new collection's records; the list then shows it, with its count.
+    await page.getByRole('heading', { name: 'leads: records' }).waitFor();
+    await page.getByRole('link', { name: 'Collections', exact: true }).first().click();
     await shown(rowOf('People who asked for a demo').getByRole('link', { name: 'leads' }));
+    expect(await rowOf('People who asked for a demo').getByRole('cell').first().textContent()).toBe('0');
     await d.shot('data-collections');
   });
 
@@ -291,12 +294,12 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
 
   it('moves a collection to the trash, names what deleting it for good would destroy, and restores it', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Collections' }).click();
-    await page.getByRole('button', { name: 'Move leads to the trash' }).click();
+    await page.getByRole('button', { name: 'Move to trash: leads' }).click();
     await page.getByRole('dialog', { name: 'Move leads to the trash?' }).getByRole('button', { name: 'Move to trash' }).click();
     await containsText(page.getByRole('status'), 'leads is in the trash');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();
-    await page.getByRole('button', { name: 'Delete leads for good' }).click();
+    await page.getByRole('button', { name: 'Delete for good: leads' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete leads for good?' });
     await containsText(dialog, 'This deletes leads for good, with 5 records, 1 file (195 KiB), all its schema versions and indexes.');
     await d.shot('data-trash-confirm');
@@ -329,7 +332,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await viewer.goto('/');
     await viewer.getByRole('link', { name: 'leads' }).waitFor();
     expect(await viewer.getByRole('button', { name: 'Create collection' }).count()).toBe(0);
-    expect(await viewer.getByRole('button', { name: 'Move leads to the trash' }).count()).toBe(0);
+    expect(await viewer.getByRole('button', { name: 'Move to trash: leads' }).count()).toBe(0);
     await d.shot('data-viewer-collections', viewer);
     await context.close();
   });

@@ -174,7 +174,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: keys, service accounts a
     await row.waitFor();
 
     // Its key may hold only what its role (viewer) allows.
-    await row.getByRole('button', { name: 'Issue a key for nightly sync' }).click();
+    await row.getByRole('button', { name: 'Issue key for nightly sync' }).click();
     const keyForm = page.getByRole('form', { name: 'New key for nightly sync' });
     expect(await keyForm.getByRole('group', { name: 'Scopes' }).getByRole('checkbox').count()).toBe(4);
     await keyForm.getByLabel('Name').fill('sync');

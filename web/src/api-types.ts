@@ -22,6 +22,8 @@ type ItemOf<P extends keyof paths> = Answer<P, 'get'> extends { data: (infer Ite
 
 // Data
 export type Collection = Answer<'/v1/collections/{col}', 'get'>;
+/** A collection of the list, with its record count when asked for (?counts=true). */
+export type ListedCollection = ItemOf<'/v1/collections'>;
 export type RecordItem = Answer<'/v1/collections/{col}/records/{rec}', 'get'>;
 export type RecordData = RecordItem['data'];
 /** One kept version of a record (its history, docs/history.md). */

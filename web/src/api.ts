@@ -169,9 +169,9 @@ export function errorText(error: unknown): string {
   if (error instanceof ApiError) {
     const fields = fieldErrors(error);
     const extra = fields.filter((entry) => entry.message && !error.message.includes(entry.field)).map((entry) => `${entry.field} ${entry.message}.`);
-    // The service accepts changes only from its own address (PLAINBASE_PUBLIC_URL); say where that is.
+    // The service accepts changes only from its own address (PLAINBASE_PUBLIC_URL), which its message names; say where this page is.
     if (error.status === 403 && /another site/.test(error.message)) {
-      extra.push(`Open the dashboard at the address the service was given as PLAINBASE_PUBLIC_URL (the one it prints at start), not ${window.location.origin}.`);
+      extra.push(`This page is at ${window.location.origin}.`);
     }
     return [error.message, ...extra].join(' ');
   }

@@ -488,7 +488,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List collections, oldest first (?sort=-createdAt: newest first); ?trashed=true lists the trash */
+        /** List collections, oldest first (?sort=-createdAt: newest first); ?trashed=true lists the trash; ?counts=true adds each one's record count */
         get: operations["collections.list"];
         put?: never;
         /** Create a collection (emits collection.created) */
@@ -4539,6 +4539,8 @@ export interface operations {
         parameters: {
             query?: {
                 trashed?: boolean;
+                /** @description Also answer recordCount (live records, up to 10000) and recordCountCapped for each collection. */
+                counts?: boolean;
                 /** @description createdAt: oldest first (the default); -createdAt: newest first. The cursor continues in the order it was made in. */
                 sort?: "createdAt" | "-createdAt";
                 limit?: number;
@@ -4572,7 +4574,9 @@ export interface operations {
                      *           "activeSchemaVersion": 1,
                      *           "createdAt": "2026-11-05T10:00:00.000Z",
                      *           "updatedAt": "2026-11-05T10:05:00.000Z",
-                     *           "trashedAt": null
+                     *           "trashedAt": null,
+                     *           "recordCount": 1200,
+                     *           "recordCountCapped": false
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -4620,6 +4624,10 @@ export interface operations {
                              */
                             updatedAt: string;
                             trashedAt: string | null;
+                            /** @description Only with ?counts=true: its live records (not in its trash), counted up to 10000. */
+                            recordCount?: number;
+                            /** @description Only with ?counts=true: true when it holds more than 10000 live records (recordCount then says 10000); GET /v1/collections/{col}?contents=true counts them all. */
+                            recordCountCapped?: boolean;
                         }[];
                         /** @description Pass as ?cursor= for the next page; null on the last page. */
                         nextCursor: string | null;

@@ -7,7 +7,8 @@ export function CodeSnippet(props: { title: string; text: string }): React.JSX.E
       <figcaption>
         {props.title} <CopyButton text={props.text} label={`Copy ${props.title}`} />
       </figcaption>
-      <pre className="code" aria-label={props.title}>
+      {/* Focusable, so a keyboard can scroll a line wider than the window. */}
+      <pre className="code" aria-label={props.title} tabIndex={0}>
         {props.text}
       </pre>
     </figure>

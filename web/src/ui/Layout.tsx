@@ -4,6 +4,7 @@ import { WorkspaceSwitcher } from '../pages/workspaces/WorkspaceSwitcher.js';
 import { Link, navigate, useLocation } from '../router.js';
 import { useAuth } from '../session.js';
 import { errorText } from '../api.js';
+import { ThemeSwitcher } from './ThemeSwitcher.js';
 
 /** A link of the navigation, shown to the roles with its ability, or to the roles it lists. */
 export type NavEntry = { to: string; label: string } & ({ ability: string; roles?: never } | { roles: readonly Role[]; ability?: never });
@@ -62,6 +63,7 @@ export function Layout(props: { nav: NavEntry[]; ability?: string | undefined; r
           Menu
         </button>
         <div className="whoami">
+          <ThemeSwitcher />
           <Link to="/account">{state.person.name}</Link>
           <button type="button" onClick={() => void doSignOut()} disabled={signingOut} aria-busy={signingOut}>
             Sign out

@@ -10,6 +10,7 @@ import { useApiQuery } from '../../query/useApiQuery.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { AuditEntry, Member } from '../../api-types.js';
 import { newestFirst } from '../../ui/newest-first.js';
+import { useAuditNames } from './audit-names.js';
 
 /** Actions the service records, for the filter's suggestions; a prefix like `member.*` works too. */
 const KNOWN_ACTIONS = [
@@ -50,8 +51,9 @@ export function AuditLogPage(): React.JSX.Element {
   const [form, setForm] = useState(applied);
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
-  // Only to name people in the filter's suggestions and the targets: without it, ids show instead.
+  // The filter's suggestions of actors; names beside ids come from useAuditNames.
   const members = useApiQuery(['/v1/members'], async (signal) => newestFirst(await loadAll<Member>('/v1/members', signal), (member) => member.joinedAt)).data ?? [];
+  const names = useAuditNames();
 
   // The filters in the address decide what is shown: from the first page again when they change.
   const entries = usePagedQuery<AuditEntry>(['/v1/audit-log', applied, limit], (cursor, signal) => {
@@ -116,7 +118,7 @@ export function AuditLogPage(): React.JSX.Element {
       {entries.loading && entries.items.length === 0 ? <p role="status">Loading the audit log…</p> : null}
       {!entries.loading && !entries.error && entries.items.length === 0 ? <p className="muted">No entries match.</p> : null}
       {entries.items.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Audit log entries">
           <table>
             <caption className="visually-hidden">Audit log of {session.workspace.name}, newest first</caption>
             <thead>
@@ -134,15 +136,16 @@ export function AuditLogPage(): React.JSX.Element {
                   <td className="nowrap"><Time value={entry.at} compact /></td>
                   <td>
                     {actorName(entry)} <span className="muted">({entry.actor.type.replace('_', ' ')})</span>
+                    {entry.actor.id && entry.actor.name ? <> <code className="audit-id">{entry.actor.id}</code></> : null}
                   </td>
                   <td>
                     <code>{entry.action}</code>
                   </td>
                   <td>
-                    <Target target={entry.target} members={members} />
+                    <Target target={entry.target} names={names} />
                   </td>
                   <td>
-                    <Details entry={entry} />
+                    <Details entry={entry} names={names} />
                   </td>
                 </tr>
               ))}
@@ -155,26 +158,34 @@ export function AuditLogPage(): React.JSX.Element {
   );
 }
 
-/** A target by name where the page knows it (members), else by its type and id. */
-function Target(props: { target: AuditEntry['target']; members: Member[] }): React.JSX.Element {
+/** A target by its name where the page knows it, with its type and id. */
+function Target(props: { target: AuditEntry['target']; names: ReadonlyMap<string, string> }): React.JSX.Element {
   const { target } = props;
   if (!target) return <>—</>;
-  const member = target.type === 'person' ? props.members.find((candidate) => candidate.personId === target.id) : undefined;
-  if (member) return <span title={target.id}>{member.name}</span>;
   return (
     <span>
-      {target.type.replace('_', ' ')} <code>{target.id}</code>
+      {target.type.replace('_', ' ')} <Named id={target.id} names={props.names} />
     </span>
   );
 }
 
+/** An id with the name it stands for beside it, when known: "leads col_…". */
+function Named(props: { id: string; names: ReadonlyMap<string, string> }): React.JSX.Element {
+  const name = props.names.get(props.id);
+  return (
+    <>
+      {name ? <strong>{name}</strong> : null} <code className="audit-id">{props.id}</code>
+    </>
+  );
+}
+
 /** What the entry records, one name and value a line, then where the request came from. */
-function Details(props: { entry: AuditEntry }): React.JSX.Element {
+function Details(props: { entry: AuditEntry; names: ReadonlyMap<string, string> }): React.JSX.Element {
   const { details, ip, requestId } = props.entry;
   const pairs = Object.entries(details);
   return (
     <div className="audit-details">
-      {pairs.length ? <DetailList pairs={pairs} /> : '—'}
+      {pairs.length ? <DetailList pairs={pairs} names={props.names} /> : '—'}
       {ip || requestId ? (
         <small className="muted">
           {ip ? `from ${ip}` : ''} {requestId ? `· ${requestId}` : ''}
@@ -184,26 +195,38 @@ function Details(props: { entry: AuditEntry }): React.JSX.Element {
   );
 }
 
-function DetailList(props: { pairs: [string, unknown][] }): React.JSX.Element {
+function DetailList(props: { pairs: [string, unknown][]; names: ReadonlyMap<string, string> }): React.JSX.Element {
   return (
     <dl className="detail-list">
       {props.pairs.map(([name, value]) => (
         <div key={name}>
-          <dt>{name}:</dt> <dd><DetailValue value={value} /></dd>
+          <dt>{name}:</dt> <dd><DetailValue name={name} value={value} names={props.names} /></dd>
         </div>
       ))}
     </dl>
   );
 }
 
-/** A value for people: text as it is, a list joined, an object as its own names and values. */
-function DetailValue(props: { value: unknown }): React.JSX.Element {
-  const { value } = props;
+/** Ids the service makes (col_…, key_…, per_…): named beside them when the page knows them. */
+const ID = /^[a-z]{2,3}_[0-9a-z]{26}$/;
+
+/**
+ * A value for people: text as it is, an id with its name, a list joined, an object as its own
+ * names and values. A key's or webhook's `collections` of null means every collection.
+ */
+function DetailValue(props: { name: string; value: unknown; names: ReadonlyMap<string, string> }): React.JSX.Element {
+  const { value, names } = props;
+  if ((value === null || value === undefined) && props.name === 'collections') return <>all</>;
   if (value === null || value === undefined) return <span className="muted">none</span>;
+  if (typeof value === 'string' && ID.test(value)) return <Named id={value} names={names} />;
   if (Array.isArray(value)) {
-    if (value.every((item) => item === null || typeof item !== 'object')) return <>{value.length ? value.map(String).join(', ') : <span className="muted">none</span>}</>;
+    if (!value.length) return <span className="muted">none</span>;
+    if (value.every((item) => typeof item === 'string' && ID.test(item))) {
+      return <>{value.map((item: string, index) => <span key={item}>{index ? ', ' : ''}<Named id={item} names={names} /></span>)}</>;
+    }
+    if (value.every((item) => item === null || typeof item !== 'object')) return <>{value.map(String).join(', ')}</>;
     return <code>{JSON.stringify(value)}</code>;
   }
-  if (typeof value === 'object') return <DetailList pairs={Object.entries(value)} />;
+  if (typeof value === 'object') return <DetailList pairs={Object.entries(value)} names={names} />;
   return <>{String(value)}</>;
 }

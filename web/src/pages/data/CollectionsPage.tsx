@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, withCursor, type Page } from '../../api.js';
-import { Link, useTitle } from '../../router.js';
+import { Link, navigate, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
@@ -8,7 +8,7 @@ import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { CreateCollectionForm } from './CreateCollectionForm.js';
-import type { Collection } from '../../api-types.js';
+import type { Collection, ListedCollection } from '../../api-types.js';
 import { collectionPath, pagePath } from './collection-paths.js';
 import './data.css';
 
@@ -16,8 +16,8 @@ import './data.css';
 export function CollectionsPage() {
   useTitle('Collections');
   const session = useSession();
-  const collections = usePagedQuery<Collection>(['/v1/collections', 'paged'], (cursor, signal) =>
-    api<Page<Collection>>('GET', withCursor('/v1/collections?sort=-createdAt&limit=100', cursor), undefined, signal),
+  const collections = usePagedQuery<ListedCollection>(['/v1/collections', 'paged'], (cursor, signal) =>
+    api<Page<ListedCollection>>('GET', withCursor('/v1/collections?sort=-createdAt&limit=100&counts=true', cursor), undefined, signal),
   );
   const [trashing, setTrashing] = useState<Collection | null>(null);
   const [notice, setNotice] = useState('');
@@ -48,6 +48,7 @@ export function CollectionsPage() {
             <thead>
               <tr>
                 <th scope="col">Name</th>
+                <th scope="col">Records</th>
                 <th scope="col">Description</th>
                 <th scope="col">Access</th>
                 <th scope="col">Schema</th>
@@ -61,6 +62,7 @@ export function CollectionsPage() {
                   <th scope="row">
                     <Link to={pagePath(collection.name, 'records')}>{collection.name}</Link>
                   </th>
+                  <td className="number">{recordCount(collection)}</td>
                   <td>{collection.settings.description}</td>
                   <td>{collection.public ? <span className="badge">public</span> : 'private'}</td>
                   <td>{collection.activeSchemaVersion === null ? 'none' : `version ${collection.activeSchemaVersion}`}</td>
@@ -68,7 +70,7 @@ export function CollectionsPage() {
                   <td className="row-actions">
                     <Link to={pagePath(collection.name)}>Settings</Link>
                     {session.can('collections:delete') ? (
-                      <button type="button" className="quiet-danger" onClick={() => setTrashing(collection)} aria-label={`Move ${collection.name} to the trash`}>
+                      <button type="button" className="quiet-danger" onClick={() => setTrashing(collection)} aria-label={`Move to trash: ${collection.name}`}>
                         Move to trash
                       </button>
                     ) : null}
@@ -82,10 +84,8 @@ export function CollectionsPage() {
       <Pager hasMore={collections.hasMore} loading={collections.loading} onMore={() => void collections.more()} />
       {session.can('collections:create') ? (
         <CreateCollectionForm
-          onCreated={(collection) => {
-            setNotice(`Created ${collection.name}.`);
-            void collections.reload();
-          }}
+          // Straight to the new collection's records: the next thing to do is to put some in.
+          onCreated={(collection) => navigate(pagePath(collection.name, 'records'))}
         />
       ) : null}
       <ConfirmDialog
@@ -99,4 +99,11 @@ export function CollectionsPage() {
       />
     </div>
   );
+}
+
+/** "1,234", or "10,000+" past the count's cap (docs/data-api.md). */
+function recordCount(collection: ListedCollection): string {
+  if (collection.recordCount === undefined) return '';
+  const count = collection.recordCount.toLocaleString('en');
+  return collection.recordCountCapped ? `${count}+` : count;
 }

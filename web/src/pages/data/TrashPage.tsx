@@ -99,7 +99,7 @@ export function TrashPage() {
                     <button type="button" onClick={() => void restore(collection)} disabled={working} aria-label={`Restore ${collection.name}`}>
                       Restore
                     </button>{' '}
-                    <button type="button" className="quiet-danger" onClick={() => void askPurge(collection)} disabled={working} aria-label={`Delete ${collection.name} for good`}>
+                    <button type="button" className="quiet-danger" onClick={() => void askPurge(collection)} disabled={working} aria-label={`Delete for good: ${collection.name}`}>
                       Delete for good
                     </button>
                   </>

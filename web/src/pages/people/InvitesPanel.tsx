@@ -83,7 +83,7 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
       ) : null}
 
       {invites.data && invites.data.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Invites waiting to be accepted">
           <table>
             <caption className="muted">Waiting to be accepted</caption>
             <thead>

@@ -61,7 +61,7 @@ export function MembersPage(): React.JSX.Element {
         <h2>Members</h2>
         {members.loading && !members.data ? <p role="status">Loading members…</p> : null}
         {members.data ? (
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Members">
             <table>
               <caption className="visually-hidden">Members of {session.workspace.name}</caption>
               <thead>

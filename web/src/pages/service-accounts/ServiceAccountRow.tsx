@@ -68,7 +68,7 @@ export function ServiceAccountRow(props: {
         <Time value={account.createdAt} />
       </td>
       <td className="row-actions">
-        <button type="button" onClick={props.onIssueKey} aria-label={`Issue a key for ${account.name}`}>
+        <button type="button" onClick={props.onIssueKey} aria-label={`Issue key for ${account.name}`}>
           Issue key
         </button>
         <button type="button" className="quiet-danger" onClick={props.onDelete} aria-label={`Delete ${account.name}`}>
