@@ -74,6 +74,7 @@ function deadSince(executor: Executor, workspaceId: string, webhookId: string, s
       not(exists(
         selectFrom('deliveries as newer')
           .select(sql`1`.as('one'))
+          .whereRef('newer.workspace_id', '=', 'd.workspace_id')
           .whereRef('newer.event_id', '=', 'd.event_id')
           .whereRef('newer.webhook_id', '=', 'd.webhook_id')
           .whereRef('newer.id', '>', 'd.id'),
