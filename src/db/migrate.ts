@@ -22,6 +22,7 @@ import * as recordVersionsByActor from './migrations/0018-record-versions-by-act
 import * as backupRuns from './migrations/0019-backup-runs.js';
 import * as recordSearch from './migrations/0020-record-search.js';
 import * as deliveryLogRetention from './migrations/0021-delivery-log-retention.js';
+import * as searchTriggersWhenSearched from './migrations/0022-search-triggers-when-searched.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0019-backup-runs': backupRuns,
   '0020-record-search': recordSearch,
   '0021-delivery-log-retention': deliveryLogRetention,
+  '0022-search-triggers-when-searched': searchTriggersWhenSearched,
 };
 
 

@@ -1,8 +1,10 @@
 import type { Deps } from '../../deps.js';
 import { recordAudit } from '../audit/audit.js';
-import { findCollection, type CollectionContext } from '../collections/collections.js';
+import { findCollection, storedSettings, type CollectionContext } from '../collections/collections.js';
+import { storedSearchFields } from '../collections/search-settings.js';
 import { forgetCollectionFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { dropAllIndexes } from '../indexes/indexes.js';
+import { matchSearchTriggers } from '../search/search-triggers.js';
 import { forgetSubmissionCounts } from '../submissions/submission-counts.js';
 import { announceErasure, eraseRecordData, type ErasedRecords } from '../records/erase-record-data.js';
 
@@ -25,6 +27,8 @@ export async function purgeCollection(deps: Deps, context: CollectionContext, id
     await trx.deleteFrom('schema_versions').where('collection_id', '=', current.id).execute();
     await forgetSubmissionCounts(deps, trx, context.workspaceId, current.id);
     await trx.deleteFrom('collections').where('id', '=', current.id).execute();
+    // After the records went, so the search triggers took their search rows along.
+    if (storedSearchFields(storedSettings(current))) await matchSearchTriggers(trx, deps.dialect);
     await recordAudit(trx, now, context.meta, {
       workspaceId: context.workspaceId,
       actor: context.actor,

@@ -7,6 +7,7 @@ import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
+import { matchSearchTriggers } from '../search/search-triggers.js';
 import { checkedSearchFields, searchView, storedSearchFields, type SearchView } from './search-settings.js';
 import { publicSubmissions, storedSubmissions, submissionsToStore, type PublicSubmissions, type SubmissionsInput } from './submission-settings.js';
 
@@ -192,6 +193,7 @@ export async function createCollection(
     await checkRoomForCollection(deps, trx, context.workspaceId);
     await assertNameFree(trx, context.workspaceId, input.name);
     await trx.insertInto('collections').values(row).execute();
+    if (view.settings.searchFields) await matchSearchTriggers(trx, deps.dialect);
     await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: row.id, type: 'collection.created', data: eventData(view) });
     await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.created', target: { type: 'collection', id: row.id }, details: { name: row.name } });
   });
@@ -254,6 +256,7 @@ export async function updateCollection(
       updated_at: now.toISOString(),
     };
     await trx.updateTable('collections').set(changes).where('id', '=', current.id).execute();
+    if (searchTurnsOnOrOff(current.settings, settings)) await matchSearchTriggers(trx, deps.dialect);
     const view = toCollectionView({ ...current, ...changes });
     await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: current.id, type: 'collection.updated', data: eventData(view) });
     await recordAudit(trx, now, context.meta, {
@@ -284,6 +287,11 @@ async function searchBuildAfter(trx: Executor, current: CollectionsTable, settin
     .where('collection_id', '=', current.id)
     .executeTakeFirstOrThrow();
   return Number(count) === 0 ? null : JSON.stringify({ indexed: 0, total: Number(count), after: null });
+}
+
+/** Whether the collection searches with one settings and not the other (search-triggers.ts). */
+function searchTurnsOnOrOff(before: string, after: string): boolean {
+  return (storedSearchFields(storedSettings({ settings: before })) === null) !== (storedSearchFields(storedSettings({ settings: after })) === null);
 }
 
 /** To the trash: the collection and its records become unreachable; the name stays taken. */
