@@ -248,6 +248,7 @@ export async function updateCollection(
     const current = await findCollection(trx, context.workspaceId, idOrName);
     if (input.name !== undefined && input.name !== current.name) await assertNameFree(trx, context.workspaceId, input.name);
     const settings = settingsToStore(input.settings, storedSettings(current));
+    const switchesSearch = searchTurnsOnOrOff(current.settings, settings);
     const changes = {
       name: input.name ?? current.name,
       public: input.public === undefined ? current.public : input.public ? 1 : 0,
@@ -256,7 +257,9 @@ export async function updateCollection(
       updated_at: now.toISOString(),
     };
     await trx.updateTable('collections').set(changes).where('id', '=', current.id).execute();
-    if (searchTurnsOnOrOff(current.settings, settings)) await matchSearchTriggers(trx, deps.dialect);
+    // After the row's update: a record write into the collection only shares the row's key, and an
+    // index build on it, which locks the row first, goes first.
+    if (switchesSearch) await matchSearchTriggers(trx, deps.dialect);
     const view = toCollectionView({ ...current, ...changes });
     await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: current.id, type: 'collection.updated', data: eventData(view) });
     await recordAudit(trx, now, context.meta, {

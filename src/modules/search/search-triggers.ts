@@ -17,13 +17,24 @@ import type { Executor } from '../../db/schema.js';
  * record writes in flight and holds new ones back until the transaction commits; it happens only
  * when search goes from no collection to one, or from one to none.
  */
-export async function matchSearchTriggers(trx: Executor, dialect: Pick<Dialect, 'searchTriggersLock' | 'searchTriggersRunning' | 'switchSearchTriggers'>): Promise<void> {
-  if (dialect.searchTriggersLock) await dialect.searchTriggersLock.execute(trx);
+export async function matchSearchTriggers(trx: Executor, dialect: SwitchingDialect): Promise<void> {
+  await holdSearchTriggers(trx, dialect);
   const wanted = await someCollectionSearches(trx);
   const { rows } = await dialect.searchTriggersRunning.execute(trx);
   const running = Number(rows[0]?.running ?? 0) > 0;
   if (running === wanted) return;
   for (const statement of dialect.switchSearchTriggers(wanted)) await statement.execute(trx);
+}
+
+type SwitchingDialect = Pick<Dialect, 'searchTriggersLock' | 'searchTriggersRunning' | 'switchSearchTriggers'>;
+
+/**
+ * Takes the lock matchSearchTriggers takes, early: before a transaction that will switch the
+ * triggers deletes rows that a record write waits for (the collection a write into it refers
+ * to), so that the write waits for the whole transaction rather than the two for each other.
+ */
+export async function holdSearchTriggers(trx: Executor, dialect: Pick<Dialect, 'searchTriggersLock'>): Promise<void> {
+  if (dialect.searchTriggersLock) await dialect.searchTriggersLock.execute(trx);
 }
 
 async function someCollectionSearches(trx: Executor): Promise<boolean> {
