@@ -3,8 +3,8 @@ import type { Executor } from '../../db/schema.js';
 
 /**
  * The triggers that keep `record_search` up to date (migration 0020) look up the record's
- * collection for every record written, searched or not: on PostgreSQL a function call per row,
- * about a third more work for an import. So they run only while some collection of the database,
+ * collection for every record written, searched or not (on PostgreSQL a function call per row): a
+ * quarter to a half more time for a bulk insert (docs/queries.md). So they run only while some collection of the database,
  * in any workspace, in the trash or not, has settings.searchFields: the transaction that gives
  * the first collection searchFields turns them on, the one that takes the last one's away (or
  * deletes it for good) turns them off, each before it commits. Records written after it see both
