@@ -218,6 +218,20 @@ export interface Dialect {
    * Each engine's text is that of its trigger on `records` (migration 0020).
    */
   searchReindex(range: { collectionId: string; after: string; last: string }): RawBuilder<unknown>[];
+  /**
+   * The triggers that write `record_search` as records are inserted and changed (migration 0020)
+   * run only while some collection has searchFields (modules/search/search-triggers.ts). This
+   * answers one row: `running` is 1 when they run now, as the catalog says, 0 when not.
+   */
+  searchTriggersRunning: RawBuilder<{ running: number | string }>;
+  /** The statements that turn those triggers on or off (in the caller's transaction). */
+  switchSearchTriggers(on: boolean): RawBuilder<unknown>[];
+  /**
+   * Held until the transaction ends, so that one transaction at a time decides whether the search
+   * triggers run, having seen every decision committed before it; null where transactions already
+   * run one at a time (SQLite's one connection).
+   */
+  searchTriggersLock: RawBuilder<unknown> | null;
   /** An index column over a nullable sort-key expression, ordered NULLs first ascending like our ORDER BY. */
   nullsFirstIndexColumn(expression: Expression<unknown>): RawBuilder<unknown>;
   /**

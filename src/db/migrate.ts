@@ -24,6 +24,7 @@ import * as recordSearch from './migrations/0020-record-search.js';
 import * as deliveryLogRetention from './migrations/0021-delivery-log-retention.js';
 import * as searchWordsKeepMarks from './migrations/0022-search-words-keep-marks.js';
 import * as webhookHealth from './migrations/0023-webhook-health.js';
+import * as searchTriggersWhenSearched from './migrations/0024-search-triggers-when-searched.js';
 
 /**
  * Migrations in order. Each file is imported here, not discovered on disk, so a build or a
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '0021-delivery-log-retention': deliveryLogRetention,
   '0022-search-words-keep-marks': searchWordsKeepMarks,
   '0023-webhook-health': webhookHealth,
+  '0024-search-triggers-when-searched': searchTriggersWhenSearched,
 };
 
 

@@ -121,6 +121,13 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
        select batch.id, to_tsvector('simple', plainbase_search_text(batch.data, fields.paths)) from batch, fields where jsonb_typeof(fields.paths) = 'array'
        on conflict (record_id) do update set tsv = excluded.tsv`,
   ],
+  // One trigger (records_search) for inserts, changes and deletes: turned off, it leaves behind
+  // the rows of records deleted meanwhile, which no record id ever matches again (ids are never reused).
+  searchTriggersRunning: sql<{ running: number }>`select count(*)::int as running from pg_trigger where tgrelid = 'records'::regclass and tgname = 'records_search' and tgenabled <> 'D'`,
+  switchSearchTriggers: (on) => [sql`alter table records ${sql.raw(on ? 'enable' : 'disable')} trigger records_search`],
+  // The lock the switch itself takes (SHARE ROW EXCLUSIVE), taken before the decision: it waits for
+  // the record writes in flight, and holds new ones back until the transaction ends.
+  searchTriggersLock: sql`lock table records in share row exclusive mode`,
   nullsFirstIndexColumn: (expression) => sql`${expression} nulls first`,
   recordIndexesLeadWithCollection: false,
   preparesRecordQueries: true,

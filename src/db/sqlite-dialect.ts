@@ -103,10 +103,33 @@ export const sqliteDialect: Dialect = {
           where ${batch} and json_type(c.settings, '$.searchFields') = 'array'`,
     ];
   },
+  searchTriggersRunning: sql<{ running: number }>`select count(*) as running from sqlite_master where type = 'trigger' and name = 'records_search_insert'`,
+  switchSearchTriggers: (on) => (on ? sqliteSearchTriggers() : ['records_search_insert', 'records_search_update'].map((name) => sql`drop trigger if exists ${sql.id(name)}`)),
+  searchTriggersLock: null,
   nullsFirstIndexColumn: (expression) => sql`${expression}`,
   recordIndexesLeadWithCollection: true,
   preparesRecordQueries: false,
 };
+
+/**
+ * The triggers that write a record's search row as it is inserted or changed, as migration 0020
+ * made them: switchSearchTriggers turns them on and off. Its third, records_search_delete, always runs:
+ * a search row left behind by a deleted record would belong to the next record given its rowid.
+ */
+function sqliteSearchTriggers(): RawBuilder<unknown>[] {
+  // The searched text of a record: the values at the paths, in order, objects and arrays as JSON text.
+  const text = sql.raw(`coalesce((select group_concat(json_extract(new.data, '$' || substr(f.value, 5)), ' ') from json_each(c.settings, '$.searchFields') f), '')`);
+  const searched = sql.raw(`(select json_type(settings, '$.searchFields') from collections where id = new.collection_id) = 'array'`);
+  return [
+    sql`create trigger if not exists records_search_insert after insert on records when ${searched} begin
+      insert into record_search (rowid, body) select new.rowid, ${text} from collections c where c.id = new.collection_id;
+    end`,
+    sql`create trigger if not exists records_search_update after update of data on records when ${searched} begin
+      delete from record_search where rowid = old.rowid;
+      insert into record_search (rowid, body) select new.rowid, ${text} from collections c where c.id = new.collection_id;
+    end`,
+  ];
+}
 
 const sqlitePath = (path: readonly string[]) => sql.lit(`$.${checkedPath(path).join('.')}`);
 

@@ -97,7 +97,7 @@ export async function postgresShape(client: pg.Client, schema: string): Promise<
        select 'constraint ' || t.relname || '.' || k.conname || ' ' || pg_get_constraintdef(k.oid)
          from pg_constraint k join pg_class t on t.oid = k.conrelid where k.connamespace = $1::regnamespace
        union all
-       select 'trigger ' || pg_get_triggerdef(g.oid) from pg_trigger g join pg_class c on c.oid = g.tgrelid where c.relnamespace = $1::regnamespace and not g.tgisinternal
+       select 'trigger ' || pg_get_triggerdef(g.oid) || ' enabled ' || g.tgenabled::text from pg_trigger g join pg_class c on c.oid = g.tgrelid where c.relnamespace = $1::regnamespace and not g.tgisinternal
        union all
        select 'function ' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') ' || md5(p.prosrc) from pg_proc p where p.pronamespace = $1::regnamespace
      ) shape order by line`,
@@ -116,6 +116,20 @@ const idleSchemas: string[] = [];
 const migratedSignatures = new Map<string, string>();
 /** Each migrated schema's planner counts right after its migrations, as rows of a VALUES list. */
 const migratedCounts = new Map<string, string>();
+/** Each migrated schema's triggers right after its migrations: whether each runs (a test may switch one, as the search triggers are). */
+const migratedTriggers = new Map<string, TriggerState[]>();
+interface TriggerState {
+  relname: string;
+  tgname: string;
+  tgenabled: string;
+}
+const triggerStates = async (client: pg.Client, schema: string) =>
+  (
+    await client.query<TriggerState>(
+      `select c.relname, g.tgname, g.tgenabled from pg_trigger g join pg_class c on c.oid = g.tgrelid where c.relnamespace = $1::regnamespace and not g.tgisinternal order by 1, 2`,
+      [schema],
+    )
+  ).rows;
 
 export async function migratedPostgres(url: string, newSchemaName: () => string): Promise<MigratedStorage> {
   let schema = idleSchemas.pop();
@@ -133,6 +147,7 @@ export async function migratedPostgres(url: string, newSchemaName: () => string)
         migratedSignatures.set(created, (await signatureOf(client, created)).signature);
         const { rows } = await client.query<{ line: string }>(`select format('(%s, %s, %s::real, %s)', oid, relpages, reltuples, relallvisible) as line from pg_class where relnamespace = $1::regnamespace`, [created]);
         migratedCounts.set(created, rows.map((row) => row.line).join(', '));
+        migratedTriggers.set(created, await triggerStates(client, created));
       });
     } catch (error) {
       await storage.close();
@@ -150,6 +165,7 @@ export async function migratedPostgres(url: string, newSchemaName: () => string)
       else {
         migratedSignatures.delete(own);
         migratedCounts.delete(own);
+        migratedTriggers.delete(own);
         await client.query(`drop schema if exists ${own} cascade`);
       }
     });
@@ -200,6 +216,8 @@ async function emptied(client: pg.Client, schema: string): Promise<boolean> {
   try {
     const { signature, tables } = await signatureOf(client, schema);
     if (signature !== migratedSignatures.get(schema)) return false;
+    const now = await triggerStates(client, schema);
+    const switched = (migratedTriggers.get(schema) ?? []).filter((migrated, i) => now[i]?.tgenabled !== migrated.tgenabled);
     const script = [
       'begin',
       // A connection a test left open must not stall the suite: give up and drop the schema instead.
@@ -207,6 +225,7 @@ async function emptied(client: pg.Client, schema: string): Promise<boolean> {
       // Foreign keys are triggers: off for this transaction, so that the tables empty in any order.
       `set local session_replication_role = replica`,
       ...tables.filter((table) => !MIGRATOR_TABLES.includes(table)).map((table) => `delete from ${schema}.${table}`),
+      ...switched.map((trigger) => `alter table ${schema}.${trigger.relname} ${trigger.tgenabled === 'D' ? 'disable' : 'enable'} trigger ${trigger.tgname}`),
       `delete from pg_statistic where starelid in (select oid from pg_class where relnamespace = '${schema}'::regnamespace)`,
       `delete from pg_statistic_ext_data where stxoid in (select oid from pg_statistic_ext where stxnamespace = '${schema}'::regnamespace)`,
       // The sizes the planner reads without looking, as the migrations left them (ANALYZE and VACUUM change them).

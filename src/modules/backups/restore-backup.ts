@@ -8,6 +8,7 @@ import type { Executor } from '../../db/schema.js';
 import type { FileStore } from '../../storage/file-store.js';
 import { recordAudit } from '../audit/audit.js';
 import { buildStoredIndexes } from '../indexes/indexes.js';
+import { matchSearchTriggers } from '../search/search-triggers.js';
 import { holdRestoredWebhooks } from '../webhooks/restored-webhooks.js';
 import { BACKUP_TABLES, MANIFEST, MANIFEST_SUM, filePart, manifestSchema, sha256OfFile, tablePart, type BackupManifest } from './backup-format.js';
 
@@ -48,7 +49,11 @@ export async function restoreBackup(storage: Storage, store: FileStore, archive:
     const heldWebhooks = await storage.db.transaction().execute(async (trx) => {
       // Checked again inside: a person created meanwhile must not be merged with the archive's.
       await checkEmpty(trx);
-      for (const table of BACKUP_TABLES) await insertTable(trx, table, manifest.tables[table], path.join(work, tablePart(table)));
+      for (const table of BACKUP_TABLES) {
+        await insertTable(trx, table, manifest.tables[table], path.join(work, tablePart(table)));
+        // The search index is not in the archive: the triggers write it as the records come, if some collection searches.
+        if (table === 'collections') await matchSearchTriggers(trx, storage.dialect);
+      }
       await buildStoredIndexes(trx, storage.dialect);
       // An instance-wide entry (no workspace): which archive filled this database, and when.
       await recordAudit(trx, options.now, { ip: null, userAgent: null, requestId: null }, {

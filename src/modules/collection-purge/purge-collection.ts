@@ -1,8 +1,11 @@
+import { lockParentRow } from '../../db/parent-row-lock.js';
 import type { Deps } from '../../deps.js';
 import { recordAudit } from '../audit/audit.js';
-import { findCollection, type CollectionContext } from '../collections/collections.js';
+import { findCollection, storedSettings, type CollectionContext } from '../collections/collections.js';
+import { storedSearchFields } from '../collections/search-settings.js';
 import { forgetCollectionFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { dropAllIndexes } from '../indexes/indexes.js';
+import { holdSearchTriggers, matchSearchTriggers } from '../search/search-triggers.js';
 import { forgetSubmissionCounts } from '../submissions/submission-counts.js';
 import { announceErasure, eraseRecordData, type ErasedRecords } from '../records/erase-record-data.js';
 
@@ -17,6 +20,13 @@ export async function purgeCollection(deps: Deps, context: CollectionContext, id
   const now = deps.clock.now();
   const erased = await deps.db.transaction().execute(async (trx): Promise<ErasedRecords> => {
     const current = await findCollection(trx, context.workspaceId, idOrName, { includeTrashed: true });
+    const searches = storedSearchFields(storedSettings(current)) !== null;
+    if (searches) {
+      // The collection's row first, then the search triggers' lock, as an index build takes its row
+      // and then a lock on records: neither waits for the other holding what the other needs.
+      await lockParentRow(trx, 'collections', current.id);
+      await holdSearchTriggers(trx, deps.dialect);
+    }
     const erased = { workspaceId: context.workspaceId, collectionId: current.id, recordId: null, since: new Date(current.created_at) };
     await dropAllIndexes(trx, deps.dialect, context.workspaceId, current.id);
     await forgetCollectionFiles(trx, now, context.workspaceId, current.id);
@@ -25,6 +35,8 @@ export async function purgeCollection(deps: Deps, context: CollectionContext, id
     await trx.deleteFrom('schema_versions').where('collection_id', '=', current.id).execute();
     await forgetSubmissionCounts(deps, trx, context.workspaceId, current.id);
     await trx.deleteFrom('collections').where('id', '=', current.id).execute();
+    // After the records went, so the search triggers took their search rows along.
+    if (searches) await matchSearchTriggers(trx, deps.dialect);
     await recordAudit(trx, now, context.meta, {
       workspaceId: context.workspaceId,
       actor: context.actor,

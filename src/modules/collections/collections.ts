@@ -7,6 +7,7 @@ import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
+import { matchSearchTriggers } from '../search/search-triggers.js';
 import { checkedSearchFields, searchView, storedSearchFields, type SearchView } from './search-settings.js';
 import { publicSubmissions, storedSubmissions, submissionsToStore, type PublicSubmissions, type SubmissionsInput } from './submission-settings.js';
 
@@ -192,6 +193,7 @@ export async function createCollection(
     await checkRoomForCollection(deps, trx, context.workspaceId);
     await assertNameFree(trx, context.workspaceId, input.name);
     await trx.insertInto('collections').values(row).execute();
+    if (view.settings.searchFields) await matchSearchTriggers(trx, deps.dialect);
     await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: row.id, type: 'collection.created', data: eventData(view) });
     await recordAudit(trx, now, context.meta, { workspaceId: context.workspaceId, actor: context.actor, action: 'collection.created', target: { type: 'collection', id: row.id }, details: { name: row.name } });
   });
@@ -246,6 +248,7 @@ export async function updateCollection(
     const current = await findCollection(trx, context.workspaceId, idOrName);
     if (input.name !== undefined && input.name !== current.name) await assertNameFree(trx, context.workspaceId, input.name);
     const settings = settingsToStore(input.settings, storedSettings(current));
+    const switchesSearch = searchTurnsOnOrOff(current.settings, settings);
     const changes = {
       name: input.name ?? current.name,
       public: input.public === undefined ? current.public : input.public ? 1 : 0,
@@ -254,6 +257,9 @@ export async function updateCollection(
       updated_at: now.toISOString(),
     };
     await trx.updateTable('collections').set(changes).where('id', '=', current.id).execute();
+    // After the row's update: a record write into the collection only shares the row's key, and an
+    // index build on it, which locks the row first, goes first.
+    if (switchesSearch) await matchSearchTriggers(trx, deps.dialect);
     const view = toCollectionView({ ...current, ...changes });
     await emitEvent(trx, now, { workspaceId: context.workspaceId, collectionId: current.id, type: 'collection.updated', data: eventData(view) });
     await recordAudit(trx, now, context.meta, {
@@ -284,6 +290,11 @@ async function searchBuildAfter(trx: Executor, current: CollectionsTable, settin
     .where('collection_id', '=', current.id)
     .executeTakeFirstOrThrow();
   return Number(count) === 0 ? null : JSON.stringify({ indexed: 0, total: Number(count), after: null });
+}
+
+/** Whether the collection searches with one settings and not the other (search-triggers.ts). */
+function searchTurnsOnOrOff(before: string, after: string): boolean {
+  return (storedSearchFields(storedSettings({ settings: before })) === null) !== (storedSearchFields(storedSettings({ settings: after })) === null);
 }
 
 /** To the trash: the collection and its records become unreachable; the name stays taken. */
