@@ -5,7 +5,7 @@ import { Client, inNewWorkspace, sameSessionOn, signedInOwner } from './support/
 import { describeEachEngine, startTestApp, startTestAppBeside, type TestApp } from './support/harness.js';
 
 /**
- * The search triggers run only while some collection searches (modules/search/search-triggers.ts):
+ * The search triggers run only while some collection searches (modules/collections/search-triggers.ts):
  * what the catalog says of them, and what the index holds, as search goes on, off and on again,
  * in two workspaces, at once.
  */

@@ -220,7 +220,7 @@ export interface Dialect {
   searchReindex(range: { collectionId: string; after: string; last: string }): RawBuilder<unknown>[];
   /**
    * The triggers that write `record_search` as records are inserted and changed (migration 0020)
-   * run only while some collection has searchFields (modules/search/search-triggers.ts). This
+   * run only while some collection has searchFields (modules/collections/search-triggers.ts). This
    * answers one row: `running` is 1 when they run now, as the catalog says, 0 when not.
    */
   searchTriggersRunning: RawBuilder<{ running: number | string }>;

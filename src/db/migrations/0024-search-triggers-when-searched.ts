@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../dialect.js';
 
 // The search triggers of migration 0020 run only while some collection has searchFields
-// (modules/search/search-triggers.ts turns them on and off as settings change): a database where
+// (modules/collections/search-triggers.ts turns them on and off as settings change): a database where
 // none has them stops paying for them here. On PostgreSQL the trigger is disabled, on SQLite the
 // insert and update triggers are dropped (their delete trigger always runs). No collection can
 // change its settings while the migrations run.

@@ -8,7 +8,7 @@ import type { Executor } from '../../db/schema.js';
 import type { FileStore } from '../../storage/file-store.js';
 import { recordAudit } from '../audit/audit.js';
 import { buildStoredIndexes } from '../indexes/indexes.js';
-import { matchSearchTriggers } from '../search/search-triggers.js';
+import { matchSearchTriggers } from '../collections/search-triggers.js';
 import { holdRestoredWebhooks } from '../webhooks/restored-webhooks.js';
 import { BACKUP_TABLES, MANIFEST, MANIFEST_SUM, filePart, manifestSchema, sha256OfFile, tablePart, type BackupManifest } from './backup-format.js';
 

@@ -5,7 +5,7 @@ import { findCollection, storedSettings, type CollectionContext } from '../colle
 import { storedSearchFields } from '../collections/search-settings.js';
 import { forgetCollectionFiles, removeForgottenContent } from '../files/file-cleanup.js';
 import { dropAllIndexes } from '../indexes/indexes.js';
-import { holdSearchTriggers, matchSearchTriggers } from '../search/search-triggers.js';
+import { holdSearchTriggers, matchSearchTriggers } from '../collections/search-triggers.js';
 import { forgetSubmissionCounts } from '../submissions/submission-counts.js';
 import { announceErasure, eraseRecordData, type ErasedRecords } from '../records/erase-record-data.js';
 

@@ -7,7 +7,7 @@ import { AppError, conflict, invalidRequest, notFound } from '../../errors.js';
 import { hasPrefix, newId } from '../../ids.js';
 import { recordAudit, type Actor, type RequestMeta } from '../audit/audit.js';
 import { emitEvent } from '../events/outbox.js';
-import { matchSearchTriggers } from '../search/search-triggers.js';
+import { matchSearchTriggers } from './search-triggers.js';
 import { checkedSearchFields, searchView, storedSearchFields, type SearchView } from './search-settings.js';
 import { publicSubmissions, storedSubmissions, submissionsToStore, type PublicSubmissions, type SubmissionsInput } from './submission-settings.js';
 
