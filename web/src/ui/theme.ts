@@ -1,6 +1,7 @@
 /**
  * Light or dark: "system" follows the browser's prefers-color-scheme (styles.css does that by
- * itself, with no script); "light" and "dark" are set on <html> as data-theme and override it.
+ * itself, with no script: each colour is a light-dark() pair and <html> has color-scheme "light
+ * dark"); "light" and "dark" are set on <html> as data-theme, which pins color-scheme to one.
  * The choice is kept in this browser. main.tsx applies it before anything renders: the page's CSP
  * (script-src 'self') forbids an inline script in index.html, and the page is empty until then.
  */
