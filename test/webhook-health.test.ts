@@ -2,6 +2,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { closeSender } from '../src/delivery/guard-options.js';
 import { RETRY_GAPS_SECONDS } from '../src/delivery/schedule.js';
 import { signPayload } from '../src/delivery/sign.js';
+import { STREAK_WINDOW } from '../src/modules/webhooks/webhook-health.js';
 import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { addMember, expectError, inNewWorkspace, signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
@@ -119,6 +120,30 @@ describeEachEngine('webhook health and retry-failed', (engine) => {
     expectError(await owner.post(`/v1/webhooks/${theirs.id}/retry-failed`, { since, dryRun: true }), 404, 'NOT_FOUND');
     expectError(await owner.get(`/v1/webhooks/${theirs.id}/health`), 404, 'NOT_FOUND');
     expect((await neighbour.post(`/v1/webhooks/${theirs.id}/retry-failed`, { since: '2020-01-01T00:00:00Z', dryRun: true })).body).toMatchObject({ matched: 1 });
+  });
+
+  it('counts a streak longer than its window as the window, from the oldest attempt it read, and the list says the same', async () => {
+    const { body: webhook } = await owner.post('/v1/webhooks', { url, events: ['record.created'] });
+    receiver.status = 404;
+    await owner.post('/v1/collections/leads/records', { data: { n: 1 } });
+    await worker.drain();
+    const [attempt] = await t.deps.db.selectFrom('delivery_attempts').selectAll().where('webhook_id', '=', webhook.id).execute();
+    // The log a long outage leaves (written directly: 10,000 real attempts would take minutes):
+    // one success, then more failures than the window, one a second.
+    const start = Date.parse(attempt!.at) - (STREAK_WINDOW + 600) * 1000;
+    const logged = Array.from({ length: STREAK_WINDOW + 500 }, (_, i) => ({
+      ...attempt!,
+      id: `${attempt!.id}-${i}`,
+      at: new Date(start + i * 1000).toISOString(),
+      status: i === 0 ? 200 : 404,
+    }));
+    for (let from = 0; from < logged.length; from += 500) await t.deps.db.insertInto('delivery_attempts').values(logged.slice(from, from + 500)).execute();
+
+    const health = (await owner.get(`/v1/webhooks/${webhook.id}/health`)).body;
+    // The newest 10,001 attempts are the real one and the last 10,000 written: all failures.
+    expect(health).toMatchObject({ state: 'retrying', failureStreak: STREAK_WINDOW, failingSince: logged[logged.length - STREAK_WINDOW]!.at, lastStatus: 404 });
+    const listed = (await owner.get('/v1/webhooks')).body.data.find((item: { id: string }) => item.id === webhook.id);
+    expect(listed.health).toMatchObject({ failureStreak: STREAK_WINDOW, failingSince: health.failingSince });
   });
 
   it('answers hostile input with 400, a body over the limit with 413, and roles without the ability with 403', async () => {

@@ -9322,9 +9322,9 @@ export interface operations {
                                 lastStatus: number | null;
                                 /** @description Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed. */
                                 lastError: string | null;
-                                /** @description Failed attempts since the last success. */
+                                /** @description Failed attempts since the last success, counted over the newest 10,000 attempts (a longer streak reads 10000). */
                                 failureStreak: number;
-                                /** @description The first failed attempt of that streak. */
+                                /** @description The first failed attempt of that streak (of those counted). */
                                 failingSince: string | null;
                                 /** @description Deliveries that failed at least once and wait for their next attempt. */
                                 waitingRetries: number;
@@ -9583,9 +9583,9 @@ export interface operations {
                             lastStatus: number | null;
                             /** @description Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed. */
                             lastError: string | null;
-                            /** @description Failed attempts since the last success. */
+                            /** @description Failed attempts since the last success, counted over the newest 10,000 attempts (a longer streak reads 10000). */
                             failureStreak: number;
-                            /** @description The first failed attempt of that streak. */
+                            /** @description The first failed attempt of that streak (of those counted). */
                             failingSince: string | null;
                             /** @description Deliveries that failed at least once and wait for their next attempt. */
                             waitingRetries: number;
@@ -10652,9 +10652,9 @@ export interface operations {
                         lastStatus: number | null;
                         /** @description Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed. */
                         lastError: string | null;
-                        /** @description Failed attempts since the last success. */
+                        /** @description Failed attempts since the last success, counted over the newest 10,000 attempts (a longer streak reads 10000). */
                         failureStreak: number;
-                        /** @description The first failed attempt of that streak. */
+                        /** @description The first failed attempt of that streak (of those counted). */
                         failingSince: string | null;
                         /** @description Deliveries that failed at least once and wait for their next attempt. */
                         waitingRetries: number;

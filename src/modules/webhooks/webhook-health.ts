@@ -43,11 +43,18 @@ const succeeded = sql<SqlBool>`status >= 200 and status < 300`;
 const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
 
 /**
- * Health of the given webhooks (a page of the list, or one). Per webhook three reads of
- * delivery_attempts_webhook (migration 0023): the last attempt, the last success (walking back over
- * the failures after it), and the count of those failures; then one grouped read of the
- * workspace's pending deliveries (deliveries_pending) for the retries waiting. Each is bounded by
- * what it finds, never by the size of the log.
+ * Attempts a failure streak is counted over, newest first. A receiver down while an import fans
+ * out can fail hundreds of thousands of attempts before the webhook is switched off; walking them
+ * all on every list of webhooks would make the list as slow as the log is long.
+ */
+export const STREAK_WINDOW = 10_000;
+
+/**
+ * Health of the given webhooks (a page of the list, or one). Per webhook, along
+ * delivery_attempts_webhook (migration 0023): the last attempt, and when it failed, the streak
+ * counted over at most the newest STREAK_WINDOW + 1 attempts; then one grouped read of the
+ * workspace's pending deliveries (deliveries_pending) for the retries waiting. None walks more
+ * than that, whatever the size of the log.
  */
 export async function healthOf(executor: Executor, workspaceId: string, webhooks: readonly WebhooksTable[]): Promise<Map<string, WebhookHealth>> {
   const healths = new Map<string, WebhookHealth>();
@@ -56,14 +63,7 @@ export async function healthOf(executor: Executor, workspaceId: string, webhooks
   for (const webhook of webhooks) {
     const attempts = executor.selectFrom('delivery_attempts').where('workspace_id', '=', workspaceId).where('webhook_id', '=', webhook.id);
     const last = await attempts.select(['at', 'status', 'error']).orderBy('at', 'desc').limit(1).executeTakeFirst();
-    let streak = { count: 0, since: null as string | null };
-    if (last && !isSuccess(last.status)) {
-      const lastSuccess = await attempts.select('at').where(succeeded).orderBy('at', 'desc').limit(1).executeTakeFirst();
-      let failures = attempts.select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.min('at').as('since')]);
-      if (lastSuccess) failures = failures.where('at', '>', lastSuccess.at);
-      const row = await failures.executeTakeFirstOrThrow();
-      streak = { count: Number(row.count), since: row.since as string | null };
-    }
+    const streak = last && !isSuccess(last.status) ? await failureStreak(executor, workspaceId, webhook.id) : { count: 0, since: null };
     const retries = webhook.enabled ? waiting.get(webhook.id) : undefined;
     healths.set(webhook.id, {
       state: stateOf(webhook, last !== undefined, streak.count),
@@ -77,6 +77,22 @@ export async function healthOf(executor: Executor, workspaceId: string, webhooks
     });
   }
   return healths;
+}
+
+/**
+ * The failed attempts after the last success among the newest STREAK_WINDOW + 1, and the first of
+ * them. A streak longer than the window reads STREAK_WINDOW, failing since the oldest attempt read.
+ */
+async function failureStreak(executor: Executor, workspaceId: string, webhookId: string): Promise<{ count: number; since: string | null }> {
+  const row = await executor
+    .with('recent', (db) =>
+      db.selectFrom('delivery_attempts').select(['at', 'status']).where('workspace_id', '=', workspaceId).where('webhook_id', '=', webhookId).orderBy('at', 'desc').limit(STREAK_WINDOW + 1),
+    )
+    .selectFrom('recent')
+    .select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.min('at').as('since')])
+    .where('at', '>', (eb) => eb.fn.coalesce(eb.selectFrom('recent').select((inner) => inner.fn.max('at').as('at')).where(succeeded), sql.lit('')))
+    .executeTakeFirstOrThrow();
+  return { count: Math.min(Number(row.count), STREAK_WINDOW), since: (row.since as string | null) ?? null };
 }
 
 function stateOf(webhook: WebhooksTable, attempted: boolean, failureStreak: number): HealthState {

@@ -56,8 +56,8 @@ export const WebhookHealth = Type.Object({
   lastAttemptAt: Type.Union([Timestamp, Type.Null()]),
   lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The last attempt's HTTP status; null when there was no answer (see lastError)." }),
   lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed: HTTP 404, a refused connection, a timeout, destination not allowed.' }),
-  failureStreak: Type.Integer({ description: 'Failed attempts since the last success.' }),
-  failingSince: Type.Union([Timestamp, Type.Null()], { description: 'The first failed attempt of that streak.' }),
+  failureStreak: Type.Integer({ description: 'Failed attempts since the last success, counted over the newest 10,000 attempts (a longer streak reads 10000).' }),
+  failingSince: Type.Union([Timestamp, Type.Null()], { description: 'The first failed attempt of that streak (of those counted).' }),
   waitingRetries: Type.Integer({ description: 'Deliveries that failed at least once and wait for their next attempt.' }),
   nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'When the earliest of those is attempted next.' }),
 }, { examples: [HEALTH_EXAMPLE] });
