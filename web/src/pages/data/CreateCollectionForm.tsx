@@ -1,8 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, fieldError } from '../../api.js';
-import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import type { Collection } from '../../api-types.js';
 import { COLLECTION_NAME, COLLECTION_NAME_RULE } from './collection-paths.js';
 
@@ -11,42 +10,26 @@ export function CreateCollectionForm(props: { onCreated: (collection: Collection
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [isPublic, setPublic] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [touched, setTouched] = useState(false);
-
+  const form = useForm(async () => {
+    setTouched(true);
+    if (!COLLECTION_NAME.test(name)) return;
+    const collection = await api<Collection>('POST', '/v1/collections', {
+      name,
+      public: isPublic,
+      ...(description ? { settings: { description } } : {}),
+    });
+    setName('');
+    setDescription('');
+    setPublic(false);
+    setTouched(false);
+    props.onCreated(collection);
+  });
+  const error = form.error;
   const nameProblem = touched && name !== '' && !COLLECTION_NAME.test(name) ? COLLECTION_NAME_RULE : undefined;
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setTouched(true);
-    if (!COLLECTION_NAME.test(name)) {
-      setError(null);
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      const collection = await api<Collection>('POST', '/v1/collections', {
-        name,
-        public: isPublic,
-        ...(description ? { settings: { description } } : {}),
-      });
-      setName('');
-      setDescription('');
-      setPublic(false);
-      setTouched(false);
-      props.onCreated(collection);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  }
-
   return (
-    <form className="panel stack" onSubmit={submit} aria-labelledby="create-collection-title" noValidate>
-      <h2 id="create-collection-title">New collection</h2>
+    <Form form={form} title="New collection" titleId="create-collection-title" submitLabel="Create collection" busyLabel="Creating…">
       <Field label="Name" hint={`${COLLECTION_NAME_RULE} It is used in API paths.`} error={nameProblem ?? (touched && name === '' ? 'A collection needs a name.' : fieldError(error, 'name'))}>
         <input
           value={name}
@@ -64,8 +47,6 @@ export function CreateCollectionForm(props: { onCreated: (collection: Collection
         <input type="checkbox" checked={isPublic} onChange={(event) => setPublic(event.target.checked)} />
         Public: anyone can list and read its records without signing in
       </label>
-      <ErrorText error={error} />
-      <FormActions label="Create collection" busyLabel="Creating…" busy={busy} />
-    </form>
+    </Form>
   );
 }

@@ -1,9 +1,8 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api, fieldErrorsWithin } from '../../api.js';
 import { useSession } from '../../session.js';
-import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import type { Collection, SubmissionSettings, SubmissionSettingsInput } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
 import { formFields } from './schema-form.js';
@@ -35,9 +34,6 @@ export function SubmissionsPanel(props: { collection: Collection; schema: unknow
   const [secret, setSecret] = useState('');
   const [replacingSecret, setReplacingSecret] = useState(false);
   const [problem, setProblem] = useState<{ field: 'origins' | 'rate' | 'honeypot' | 'secret'; text: string } | null>(null);
-  const [saveError, setSaveError] = useState<unknown>(null);
-  const [saved, setSaved] = useState('');
-  const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     const current = submissionsOf(props.collection);
@@ -79,35 +75,32 @@ export function SubmissionsPanel(props: { collection: Collection; schema: unknow
     };
   }
 
-  async function save(event: FormEvent) {
-    event.preventDefault();
-    setSaved('');
-    setSaveError(null);
+  const form = useForm(async () => {
     const submissions = submissionsToSend();
     if ('problem' in submissions) {
       setProblem(submissions.problem);
       return;
     }
     setProblem(null);
-    setBusy(true);
-    try {
-      await api<Collection>('PATCH', collectionPath(props.collection.name), { settings: { submissions } });
-      setSaved('Submission settings saved.');
-      await props.onSaved();
-    } catch (error) {
-      setSaveError(error);
-    } finally {
-      setBusy(false);
-    }
-  }
+    await api<Collection>('PATCH', collectionPath(props.collection.name), { settings: { submissions } });
+    // The notice waits for the collection to be read again: that read resets the form, and would undo a choice made in between.
+    await props.onSaved();
+    return 'Submission settings saved.';
+  });
 
   const errorOf = (field: 'origins' | 'rate' | 'honeypot' | 'secret', apiField: string) =>
-    [problem?.field === field ? problem.text : '', ...fieldErrorsWithin(saveError, `${FIELD}.${apiField}`)].filter(Boolean).join(' ') || undefined;
+    [problem?.field === field ? problem.text : '', ...fieldErrorsWithin(form.error, `${FIELD}.${apiField}`)].filter(Boolean).join(' ') || undefined;
   const disabled = !props.canUpdate;
 
   return (
-    <form className="panel stack" onSubmit={(event) => void save(event)} aria-labelledby="submissions-title" noValidate>
-      <h2 id="submissions-title">Submissions</h2>
+    <Form
+      form={form}
+      title="Submissions"
+      titleId="submissions-title"
+      submitLabel="Save submission settings"
+      busyLabel="Saving…"
+      readOnlyNote={props.canUpdate ? undefined : `Your role (${session.workspace.role}) can read these settings but not change them.`}
+    >
       <p className="hint">
         Let web pages post records to this collection without a key: a form on your site, or a script on it. Only the sites listed below may post, and
         nothing else of the collection opens to them. The documentation's <code>docs/forms.md</code> tells the whole story.
@@ -140,7 +133,7 @@ export function SubmissionsPanel(props: { collection: Collection; schema: unknow
       >
         <input value={honeypot} onChange={(event) => setHoneypot(event.target.value)} disabled={disabled} spellCheck={false} autoComplete="off" placeholder="website" />
       </Field>
-      <Field label="CAPTCHA" hint="Each submission must then carry a token the provider's widget gives the visitor. None removes it, with its secret." error={fieldErrorsWithin(saveError, `${FIELD}.captcha.provider`).join(' ') || undefined}>
+      <Field label="CAPTCHA" hint="Each submission must then carry a token the provider's widget gives the visitor. None removes it, with its secret." error={fieldErrorsWithin(form.error, `${FIELD}.captcha.provider`).join(' ') || undefined}>
         <select value={provider} onChange={(event) => setProvider(event.target.value as CaptchaProvider | '')} disabled={disabled}>
           <option value="">None</option>
           {Object.entries(PROVIDERS).map(([value, label]) => (
@@ -168,13 +161,6 @@ export function SubmissionsPanel(props: { collection: Collection; schema: unknow
         </Field>
       ) : null}
       {storedProvider !== null && provider === '' ? <p className="hint">Saving removes the CAPTCHA and its secret.</p> : null}
-      <ErrorText error={saveError} />
-      {saved ? <p role="status">{saved}</p> : null}
-      {props.canUpdate ? (
-        <FormActions label="Save submission settings" busyLabel="Saving…" busy={busy} />
-      ) : (
-        <p className="hint">Your role ({session.workspace.role}) can read these settings but not change them.</p>
-      )}
-    </form>
+    </Form>
   );
 }
