@@ -67,6 +67,8 @@ export function Form(props: {
   onCancel?: () => void;
   /** Said instead of the buttons when the reader may not change anything (a viewer's role). */
   readOnlyNote?: string;
+  /** The fields already show the whole error next to themselves: it is not said again under the form. */
+  errorInFields?: boolean;
   className?: string;
   children: ReactNode;
 }): React.JSX.Element {
@@ -81,7 +83,7 @@ export function Form(props: {
     >
       {props.title ? <h2 id={titleId}>{props.title}</h2> : null}
       {props.children}
-      <ErrorText error={props.form.error} />
+      {props.errorInFields ? null : <ErrorText error={props.form.error} />}
       {props.form.notice ? <p role="status">{props.form.notice}</p> : null}
       {props.readOnlyNote ? (
         <p className="hint">{props.readOnlyNote}</p>

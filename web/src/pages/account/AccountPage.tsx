@@ -1,10 +1,9 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, fieldError } from '../../api.js';
 import { useTitle } from '../../router.js';
 import { useAuth } from '../../session.js';
-import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { PASSWORD_HINT } from '../auth/password-hint.js';
 
 /**
@@ -18,42 +17,34 @@ export function AccountPage(): React.JSX.Element {
   const [currentPassword, setCurrentPassword] = useState('');
   const [newPassword, setNewPassword] = useState('');
   const [repeated, setRepeated] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [done, setDone] = useState(false);
+  const mismatch = repeated !== '' && repeated !== newPassword;
+  const form = useForm(async () => {
+    if (mismatch) return;
+    await api('POST', '/v1/auth/password', { currentPassword, newPassword });
+    setCurrentPassword('');
+    setNewPassword('');
+    setRepeated('');
+    return 'Your password is changed. Every other session of yours is signed out; this one goes on.';
+  });
   if (state.status !== 'signed-in') return <></>;
 
-  const mismatch = repeated !== '' && repeated !== newPassword;
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (mismatch) return;
-    setBusy(true);
-    setError(null);
-    setDone(false);
-    try {
-      await api('POST', '/v1/auth/password', { currentPassword, newPassword });
-      setCurrentPassword('');
-      setNewPassword('');
-      setRepeated('');
-      setDone(true);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const currentError = fieldError(error, 'currentPassword');
-  const newError = fieldError(error, 'newPassword');
+  const currentError = fieldError(form.error, 'currentPassword');
+  const newError = fieldError(form.error, 'newPassword');
   return (
     <section>
       <h1>Your account</h1>
       <p>
         Signed in as <strong>{state.person.name}</strong> ({state.person.email}).
       </p>
-      <form className="panel stack" onSubmit={(event) => void submit(event)} noValidate aria-labelledby="change-password">
-        <h2 id="change-password">Change password</h2>
+      <Form
+        form={form}
+        title="Change password"
+        titleId="change-password"
+        submitLabel="Change password"
+        busyLabel="Changing…"
+        disabled={!currentPassword || !newPassword || repeated !== newPassword}
+        errorInFields={Boolean(currentError || newError)}
+      >
         <p className="hint">{PASSWORD_HINT} Changing it signs you out everywhere else.</p>
         <Field label="Current password" error={currentError}>
           <input type="password" autoComplete="current-password" required value={currentPassword} onChange={(event) => setCurrentPassword(event.target.value)} />
@@ -64,14 +55,7 @@ export function AccountPage(): React.JSX.Element {
         <Field label="New password again" error={mismatch ? 'The two new passwords differ.' : undefined}>
           <input type="password" autoComplete="new-password" required value={repeated} onChange={(event) => setRepeated(event.target.value)} />
         </Field>
-        {currentError || newError ? null : <ErrorText error={error} />}
-        {done ? (
-          <p role="status" className="notice">
-            Your password is changed. Every other session of yours is signed out; this one goes on.
-          </p>
-        ) : null}
-        <FormActions label="Change password" busyLabel="Changing…" busy={busy} disabled={!currentPassword || !newPassword || repeated !== newPassword} />
-      </form>
+      </Form>
     </section>
   );
 }

@@ -1,12 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, ApiError, fieldError } from '../../api.js';
 import { navigate, useRoute, useTitle } from '../../router.js';
 import type { InvitePreview, SessionBody } from '../../api-types.js';
 import { useAuth } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { Time } from '../../ui/Time.js';
 import { PASSWORD_HINT } from './password-hint.js';
 
@@ -21,8 +21,6 @@ export function InvitePage(): React.JSX.Element {
   const [mode, setMode] = useState<'new' | 'existing'>('new');
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   // Read without a session (the token is the credential), so outside the workspace's cache keys.
   const preview = useQuery({
     queryKey: ['invite', token],
@@ -30,58 +28,54 @@ export function InvitePage(): React.JSX.Element {
     retry: false,
   });
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const form = useForm(async () => {
     try {
-      const body = await api<SessionBody>('POST', `/v1/invites/${encodeURIComponent(token)}/accept`, mode === 'new' ? { name, password } : { password });
-      signedIn(body);
+      signedIn(await api<SessionBody>('POST', `/v1/invites/${encodeURIComponent(token)}/accept`, mode === 'new' ? { name, password } : { password }));
       navigate('/', { replace: true });
     } catch (caught) {
       // The invited email already has an account: switch to asking for its password.
       if (caught instanceof ApiError && caught.status === 401 && mode === 'new') setMode('existing');
-      setError(caught);
-      setBusy(false);
+      throw caught;
     }
-  };
+  });
+  const error = form.error;
 
   return (
     <div className="card">
       <p className="brand-title">Plainbase</p>
       <h1>You are invited</h1>
       <InviteSummary preview={preview.data} error={preview.error} loading={preview.isPending} />
-      {preview.isError ? null : <form onSubmit={(event) => void submit(event)} noValidate>
-        <fieldset className="choice">
-          <legend>Do you have a Plainbase account with the invited email?</legend>
-          <label>
-            <input type="radio" name="mode" checked={mode === 'new'} onChange={() => setMode('new')} /> No, I am new here
-          </label>
-          <label>
-            <input type="radio" name="mode" checked={mode === 'existing'} onChange={() => setMode('existing')} /> Yes, I already have an account
-          </label>
-        </fieldset>
-        {mode === 'new' ? (
-          <Field label="Your name" error={fieldError(error, 'name')}>
-            <input autoComplete="name" required value={name} onChange={(event) => setName(event.target.value)} />
+      {preview.isError ? null : (
+        <Form form={form} label="Accept the invite" className="" submitLabel="Accept invite" busyLabel="Joining…">
+          <fieldset className="choice">
+            <legend>Do you have a Plainbase account with the invited email?</legend>
+            <label>
+              <input type="radio" name="mode" checked={mode === 'new'} onChange={() => setMode('new')} /> No, I am new here
+            </label>
+            <label>
+              <input type="radio" name="mode" checked={mode === 'existing'} onChange={() => setMode('existing')} /> Yes, I already have an account
+            </label>
+          </fieldset>
+          {mode === 'new' ? (
+            <Field label="Your name" error={fieldError(error, 'name')}>
+              <input autoComplete="name" required value={name} onChange={(event) => setName(event.target.value)} />
+            </Field>
+          ) : null}
+          <Field
+            label={mode === 'new' ? 'Choose a password' : 'Your password'}
+            hint={mode === 'new' ? PASSWORD_HINT : undefined}
+            error={fieldError(error, 'password')}
+          >
+            <input
+              type="password"
+              autoComplete={mode === 'new' ? 'new-password' : 'current-password'}
+              required
+              value={password}
+              onChange={(event) => setPassword(event.target.value)}
+            />
           </Field>
-        ) : null}
-        <Field
-          label={mode === 'new' ? 'Choose a password' : 'Your password'}
-          hint={mode === 'new' ? PASSWORD_HINT : undefined}
-          error={fieldError(error, 'password')}
-        >
-          <input
-            type="password"
-            autoComplete={mode === 'new' ? 'new-password' : 'current-password'}
-            required
-            value={password}
-            onChange={(event) => setPassword(event.target.value)}
-          />
-        </Field>
-        <ErrorText error={error} />
-        <FormActions label="Accept invite" busyLabel="Joining…" busy={busy} />
-      </form>}
+        </Form>
+      )}
     </div>
   );
 }

@@ -1,11 +1,11 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api, fieldError } from '../../api.js';
 import { Link, navigate, useRoute, useTitle } from '../../router.js';
 import type { SessionBody } from '../../api-types.js';
 import { useAuth } from '../../session.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { PASSWORD_HINT } from './password-hint.js';
 
 /** First run: the link the server printed at start opens this page, which creates the owner. */
@@ -18,28 +18,19 @@ export function SetupPage(): React.JSX.Element {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  // Whether setup is still to be done could not be read: said apart from the form's own error.
+  const [readError, setReadError] = useState<unknown>(null);
   const mismatch = repeat !== '' && repeat !== password ? 'The two passwords differ.' : undefined;
+  const form = useForm(async () => {
+    if (password !== repeat) return;
+    signedIn(await api<SessionBody>('POST', '/v1/auth/setup', { token, name, email, password }));
+    navigate('/', { replace: true });
+  });
+  const error = form.error;
 
   useEffect(() => {
-    api<{ pending: boolean }>('GET', '/v1/auth/setup').then((answer) => setPending(answer.pending), setError);
+    api<{ pending: boolean }>('GET', '/v1/auth/setup').then((answer) => setPending(answer.pending), setReadError);
   }, []);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (password !== repeat) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const body = await api<SessionBody>('POST', '/v1/auth/setup', { token, name, email, password });
-      signedIn(body);
-      navigate('/', { replace: true });
-    } catch (caught) {
-      setError(caught);
-      setBusy(false);
-    }
-  };
 
   if (pending === false) {
     return (
@@ -66,7 +57,8 @@ export function SetupPage(): React.JSX.Element {
       ) : (
         <p>You will own this Plainbase and its first workspace. You can invite others afterwards.</p>
       )}
-      <form onSubmit={(event) => void submit(event)} noValidate>
+      <ErrorText error={readError} />
+      <Form form={form} label="Create the owner account" className="" submitLabel="Create owner" busyLabel="Creating…" disabled={token === '' || pending === null}>
         <Field label="Your name" error={fieldError(error, 'name')}>
           <input autoComplete="name" required value={name} onChange={(event) => setName(event.target.value)} />
         </Field>
@@ -79,9 +71,7 @@ export function SetupPage(): React.JSX.Element {
         <Field label="Repeat the password" error={mismatch}>
           <input type="password" autoComplete="new-password" required value={repeat} onChange={(event) => setRepeat(event.target.value)} />
         </Field>
-        <ErrorText error={error} />
-        <FormActions label="Create owner" busyLabel="Creating…" busy={busy} disabled={token === '' || pending === null} />
-      </form>
+      </Form>
     </div>
   );
 }

@@ -3,9 +3,9 @@ import { useState } from 'react';
 import { api, ApiError, withCursor, type Page } from '../../api.js';
 import { useTitle } from '../../router.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { formatBytes } from '../../ui/format-bytes.js';
-import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
 import type { Backup, BackupStarted } from '../../api-types.js';
 
@@ -94,39 +94,29 @@ export function BackupsPage(): React.JSX.Element {
         <p className="empty">No backups yet. Back up now, or have the service take them on a schedule (PLAINBASE_BACKUP_SCHEDULE).</p>
       ) : null}
       {backups.items.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Backups, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Size</th>
-                <th scope="col">Created</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {backups.items.map((backup) => (
-                <tr key={backup.name}>
-                  <th scope="row">
-                    <code>{backup.name}</code>
-                  </th>
-                  <td>{formatBytes(backup.size)}</td>
-                  <td>
-                    <Time value={backup.createdAt} />
-                  </td>
-                  <td className="row-actions">
-                    <a href={contentPath(backup.name)} download={backup.name} aria-label={`Download ${backup.name}`}>
-                      Download
-                    </a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<Backup>
+          caption="Backups, newest first"
+          rows={backups.items}
+          rowKey={(backup) => backup.name}
+          columns={[
+            { id: 'name', label: 'Name', fixed: true, cell: (backup) => <code>{backup.name}</code>, title: (backup) => backup.name },
+            { id: 'size', label: 'Size', cell: (backup) => formatBytes(backup.size) },
+            { id: 'createdAt', label: 'Created', cell: (backup) => <Time value={backup.createdAt} /> },
+            {
+              id: 'actions',
+              label: 'Actions',
+              header: <span className="visually-hidden">Actions</span>,
+              className: 'actions-cell',
+              cell: (backup) => (
+                <a href={contentPath(backup.name)} download={backup.name} aria-label={`Download ${backup.name}`}>
+                  Download
+                </a>
+              ),
+            },
+          ]}
+          pager={{ hasMore: backups.hasMore, loading: backups.loading, onMore: () => void backups.more() }}
+        />
       ) : null}
-      <Pager hasMore={backups.hasMore} onMore={() => void backups.more()} loading={backups.loading} />
     </section>
   );
 }

@@ -1,9 +1,8 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { EVENT_TYPES } from '../../../../src/modules/events/event-types.js';
 import { fieldError } from '../../api.js';
-import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { Checklist } from '../keys/Checklist.js';
 import type { CollectionRef } from '../../api-types.js';
 import type { WebhookInput } from '../../api-types.js';
@@ -27,37 +26,23 @@ export function WebhookForm(props: {
   const [events, setEvents] = useState<Set<string>>(new Set(initial?.events.filter((event) => event !== ALL_EVENTS) ?? []));
   const [allCollections, setAllCollections] = useState(!initial?.collections);
   const [collections, setCollections] = useState<Set<string>>(new Set(initial?.collections ?? []));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [problem, setProblem] = useState<string | null>(null);
-
-  const onSubmit = async (event: FormEvent) => {
-    event.preventDefault();
-    setProblem(null);
-    setError(null);
-    if (!allEvents && events.size === 0) return setProblem('Choose at least one event, or all events.');
-    if (!allCollections && collections.size === 0) return setProblem('Choose at least one collection, or all collections.');
-    setBusy(true);
-    try {
-      await props.submit({
-        url: url.trim(),
-        events: allEvents ? [ALL_EVENTS] : EVENT_TYPES.filter((name) => events.has(name)),
-        collections: allCollections ? null : [...collections],
-      });
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const form = useForm(async () => {
+    // A choice left empty is said before anything is sent, as the form's one error.
+    if (!allEvents && events.size === 0) throw new Error('Choose at least one event, or all events.');
+    if (!allCollections && collections.size === 0) throw new Error('Choose at least one collection, or all collections.');
+    await props.submit({
+      url: url.trim(),
+      events: allEvents ? [ALL_EVENTS] : EVENT_TYPES.filter((name) => events.has(name)),
+      collections: allCollections ? null : [...collections],
+    });
+  });
 
   return (
-    <form className="panel" onSubmit={(event) => void onSubmit(event)} aria-label={props.title}>
-      <h2>{props.title}</h2>
+    <Form form={form} title={props.title} submitLabel={props.submitLabel} busyLabel="Saving…" onCancel={props.onCancel}>
       <Field
         label="Receiver URL"
         hint="The https:// address that receives the signed calls (http:// only on a development server)."
-        error={fieldError(error, 'url')}
+        error={fieldError(form.error, 'url')}
       >
         <input type="url" value={url} onChange={(event) => setUrl(event.target.value)} required maxLength={2048} autoFocus />
       </Field>
@@ -100,10 +85,6 @@ export function WebhookForm(props: {
           />
         ) : null}
       </fieldset>
-
-      <ErrorText error={problem} />
-      <ErrorText error={error} />
-      <FormActions label={props.submitLabel} busyLabel="Saving…" busy={busy} onCancel={props.onCancel} />
-    </form>
+    </Form>
   );
 }

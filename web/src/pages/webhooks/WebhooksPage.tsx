@@ -2,6 +2,7 @@ import '../keys/keys-and-webhooks.css';
 import { useState } from 'react';
 import { api, loadAll } from '../../api.js';
 import { Link, useTitle } from '../../router.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
@@ -26,6 +27,7 @@ export function WebhooksPage(): React.JSX.Element {
   const [created, setCreated] = useState<WebhookWithSecret | null>(null);
 
   const collectionName = (id: string) => loaded.data?.collections.find((collection) => collection.id === id)?.name ?? id;
+  const collectionsText = (webhook: Webhook) => (webhook.collections ? webhook.collections.map(collectionName).join(', ') : 'All');
   const webhooks = loaded.data?.webhooks ?? [];
 
   return (
@@ -78,37 +80,24 @@ export function WebhooksPage(): React.JSX.Element {
       {loaded.loading && !loaded.data ? <p role="status">Loading webhooks…</p> : null}
       {loaded.data && webhooks.length === 0 ? <p className="empty">No webhooks yet.</p> : null}
       {webhooks.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Webhooks</caption>
-            <thead>
-              <tr>
-                <th scope="col">Receiver</th>
-                <th scope="col">Events</th>
-                <th scope="col">Collections</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.map((webhook) => (
-                <tr key={webhook.id}>
-                  <th scope="row">
-                    <Link to={`/webhooks/${webhook.id}`}>{webhook.url}</Link>
-                  </th>
-                  <td>{eventsText(webhook)}</td>
-                  <td>{webhook.collections ? webhook.collections.map(collectionName).join(', ') : 'All'}</td>
-                  <td>
-                    <span className={healthClass(webhook.health)}>{healthText(webhook)}</span>
-                  </td>
-                  <td>
-                    <Time value={webhook.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<Webhook>
+          caption="Webhooks"
+          rows={webhooks}
+          rowKey={(webhook) => webhook.id}
+          columns={[
+            {
+              id: 'url',
+              label: 'Receiver',
+              fixed: true,
+              cell: (webhook) => <Link to={`/webhooks/${webhook.id}`}>{webhook.url}</Link>,
+              title: (webhook) => webhook.url,
+            },
+            { id: 'events', label: 'Events', cell: eventsText, title: eventsText },
+            { id: 'collections', label: 'Collections', cell: collectionsText, title: collectionsText },
+            { id: 'state', label: 'State', cell: (webhook) => <span className={healthClass(webhook.health)}>{healthText(webhook)}</span>, title: healthText },
+            { id: 'createdAt', label: 'Created', cell: (webhook) => <Time value={webhook.createdAt} /> },
+          ]}
+        />
       ) : null}
     </section>
   );
