@@ -1,6 +1,6 @@
-import { useState } from 'react';
 import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
+import { useForm } from '../../ui/Form.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { AttemptDetails } from './AttemptDetails.js';
 import type { Delivery, DeliveryWithAttempts } from '../../api-types.js';
@@ -12,27 +12,13 @@ import type { Delivery, DeliveryWithAttempts } from '../../api-types.js';
 export function DeliveryDetail(props: { webhookId: string; deliveryId: string; onReplayed: (replay: Delivery) => void }): React.JSX.Element {
   const path = `/v1/webhooks/${props.webhookId}/deliveries/${props.deliveryId}`;
   const delivery = useApiQuery([path], (signal) => api<DeliveryWithAttempts>('GET', path, undefined, signal));
-  const [replaying, setReplaying] = useState(false);
-  const [replayError, setReplayError] = useState<unknown>(null);
-  const [replayedAs, setReplayedAs] = useState<string | null>(null);
-
-  const replay = async () => {
-    setReplaying(true);
-    setReplayError(null);
-    try {
-      const replayed = await api<Delivery>('POST', `${path}/replay`);
-      setReplayedAs(
-        replayed.id === props.deliveryId
-          ? 'Its next attempt is brought forward to now (it was still waiting, so it is not sent twice).'
-          : `Sent again as a new delivery (${replayed.id}); the receiver sees the same x-baas-delivery id.`,
-      );
-      props.onReplayed(replayed);
-    } catch (caught) {
-      setReplayError(caught);
-    } finally {
-      setReplaying(false);
-    }
-  };
+  const replay = useForm(async () => {
+    const replayed = await api<Delivery>('POST', `${path}/replay`);
+    props.onReplayed(replayed);
+    return replayed.id === props.deliveryId
+      ? 'Its next attempt is brought forward to now (it was still waiting, so it is not sent twice).'
+      : `Sent again as a new delivery (${replayed.id}); the receiver sees the same x-baas-delivery id.`;
+  });
 
   const attempts = delivery.data?.attempts ?? [];
   return (
@@ -55,14 +41,14 @@ export function DeliveryDetail(props: { webhookId: string; deliveryId: string; o
         <button type="button" onClick={() => void delivery.reload()} disabled={delivery.loading}>
           Refresh attempts
         </button>
-        <button type="button" onClick={() => void replay()} disabled={replaying} aria-busy={replaying}>
-          {replaying ? 'Replaying…' : 'Replay'}
+        <button type="button" onClick={() => void replay.send()} disabled={replay.busy} aria-busy={replay.busy}>
+          {replay.busy ? 'Replaying…' : 'Replay'}
         </button>
       </div>
       <p role="status" className="hint">
-        {replayedAs ?? ''}
+        {replay.notice}
       </p>
-      <ErrorText error={replayError} />
+      <ErrorText error={replay.error} />
     </div>
   );
 }

@@ -4,6 +4,7 @@ import { api, loadAll } from '../../api.js';
 import { Link, navigate, useRoute, useTitle } from '../../router.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
+import { useForm } from '../../ui/Form.js';
 import { Time } from '../../ui/Time.js';
 import { useQueryClient } from '@tanstack/react-query';
 import { useApiQuery, useWorkspaceKey } from '../../query/useApiQuery.js';
@@ -34,8 +35,13 @@ export function WebhookPage(): React.JSX.Element {
   const [editing, setEditing] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<'rotate' | 'delete' | null>(null);
-  const [switching, setSwitching] = useState(false);
-  const [switchError, setSwitchError] = useState<unknown>(null);
+  // Enable or Disable: whichever the webhook's state, as last read, offers.
+  const switching = useForm(async () => {
+    const current = loaded.data?.webhook;
+    if (!current) return;
+    await api('POST', `/v1/webhooks/${current.id}/${current.enabled ? 'disable' : 'enable'}`);
+    await loaded.reload();
+  });
 
   if (!loaded.data) {
     return (
@@ -52,19 +58,6 @@ export function WebhookPage(): React.JSX.Element {
 
   const { webhook, collections } = loaded.data;
   const collectionName = (collectionId: string) => collections.find((collection) => collection.id === collectionId)?.name ?? collectionId;
-
-  const setEnabled = async (enabled: boolean) => {
-    setSwitching(true);
-    setSwitchError(null);
-    try {
-      await api('POST', `/v1/webhooks/${webhook.id}/${enabled ? 'enable' : 'disable'}`);
-      await loaded.reload();
-    } catch (caught) {
-      setSwitchError(caught);
-    } finally {
-      setSwitching(false);
-    }
-  };
 
   return (
     <section>
@@ -116,12 +109,12 @@ export function WebhookPage(): React.JSX.Element {
         </dl>
         <div className="actions">
           {webhook.enabled ? (
-            <button type="button" onClick={() => void setEnabled(false)} disabled={switching} aria-busy={switching}>
-              {switching ? 'Disabling…' : 'Disable'}
+            <button type="button" onClick={() => void switching.send()} disabled={switching.busy} aria-busy={switching.busy}>
+              {switching.busy ? 'Disabling…' : 'Disable'}
             </button>
           ) : (
-            <button type="button" className="primary" onClick={() => void setEnabled(true)} disabled={switching} aria-busy={switching}>
-              {switching ? 'Enabling…' : 'Enable'}
+            <button type="button" className="primary" onClick={() => void switching.send()} disabled={switching.busy} aria-busy={switching.busy}>
+              {switching.busy ? 'Enabling…' : 'Enable'}
             </button>
           )}
           <button type="button" onClick={() => setEditing(true)} disabled={editing}>
@@ -134,7 +127,7 @@ export function WebhookPage(): React.JSX.Element {
             Delete
           </button>
         </div>
-        <ErrorText error={switchError} />
+        <ErrorText error={switching.error} />
       </section>
 
       {secret ? <RevealedSecret title="New signing secret" label="Signing secret" secret={secret} onDone={() => setSecret(null)} /> : null}
