@@ -49,7 +49,7 @@ export function AuditLogPage(): React.JSX.Element {
   const session = useSession();
   const { query } = useRoute();
   const applied = { actor: query.get('actor') ?? '', action: query.get('action') ?? '', since: query.get('since') ?? '' };
-  const [form, setForm] = useState(applied);
+  const [draft, setDraft] = useState(applied);
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
   // The filter's suggestions of actors; names beside ids come from useAuditNames.
@@ -67,12 +67,12 @@ export function AuditLogPage(): React.JSX.Element {
     return api<Page<AuditEntry>>('GET', `/v1/audit-log?${params}`, undefined, signal);
   });
 
-  useEffect(() => setForm(applied), [filterKey]);
+  useEffect(() => setDraft(applied), [filterKey]);
 
   // A toolbar of filters: the shared form state, its own layout. Applying only changes the address.
   const filters = useForm(async () => {
     const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(form)) if (value.trim()) params.set(name, value.trim());
+    for (const [name, value] of Object.entries(draft)) if (value.trim()) params.set(name, value.trim());
     if (query.has('limit')) params.set('limit', String(limit));
     const search = params.toString();
     navigate(search ? `/audit-log?${search}` : '/audit-log');
@@ -86,7 +86,7 @@ export function AuditLogPage(): React.JSX.Element {
       <p className="muted">Who did what in {session.workspace.name}, newest first.</p>
       <form className="panel inline-form" onSubmit={(event) => void filters.send(event)} aria-label="Filter the audit log">
         <Field label="Actor" hint="A member, or paste a key or service account id.">
-          <input list="audit-actors" value={form.actor} onChange={(event) => setForm({ ...form, actor: event.target.value })} placeholder="per_…, key_…, sa_…" />
+          <input list="audit-actors" value={draft.actor} onChange={(event) => setDraft({ ...draft, actor: event.target.value })} placeholder="per_…, key_…, sa_…" />
         </Field>
         <datalist id="audit-actors">
           {members.map((member) => (
@@ -96,7 +96,7 @@ export function AuditLogPage(): React.JSX.Element {
           ))}
         </datalist>
         <Field label="Action" hint="Like member.removed, or member.* for all of them.">
-          <input list="audit-actions" value={form.action} onChange={(event) => setForm({ ...form, action: event.target.value })} />
+          <input list="audit-actions" value={draft.action} onChange={(event) => setDraft({ ...draft, action: event.target.value })} />
         </Field>
         <datalist id="audit-actions">
           {KNOWN_ACTIONS.map((action) => (
@@ -104,7 +104,7 @@ export function AuditLogPage(): React.JSX.Element {
           ))}
         </datalist>
         <Field label="Since">
-          <input type="datetime-local" value={form.since} onChange={(event) => setForm({ ...form, since: event.target.value })} />
+          <input type="datetime-local" value={draft.since} onChange={(event) => setDraft({ ...draft, since: event.target.value })} />
         </Field>
         <div className="actions">
           <button type="submit" className="primary">

@@ -101,17 +101,19 @@ export function KeyTable(props: {
           header: <span className="visually-hidden">Actions</span>,
           className: 'actions-cell',
           cell: (key) => (
-            <div className="row-actions">
+            <>
               {key.state === 'active' ? (
                 <>
                   {props.mayRotate(key) ? (
-                    <button type="button" onClick={() => props.onRotate(key)} aria-label={`Rotate ${key.name}`}>
-                      Rotate
-                    </button>
+                    <>
+                      <button type="button" onClick={() => props.onRotate(key)} aria-label={`Rotate ${key.name}`}>
+                        Rotate
+                      </button>{' '}
+                    </>
                   ) : null}
                   <button type="button" className="quiet-danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
                     Revoke
-                  </button>
+                  </button>{' '}
                 </>
               ) : null}
               {props.onUndo ? (
@@ -119,7 +121,7 @@ export function KeyTable(props: {
                   Undo changes…
                 </button>
               ) : null}
-            </div>
+            </>
           ),
         },
       ]}

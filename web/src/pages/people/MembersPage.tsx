@@ -67,7 +67,12 @@ export function MembersPage(): React.JSX.Element {
                 cell: (member) => (
                   <>
                     {member.name}
-                    {member.personId === session.person.id ? <span className="badge">you</span> : null}
+                    {member.personId === session.person.id ? (
+                      <>
+                        {' '}
+                        <span className="badge">you</span>
+                      </>
+                    ) : null}
                   </>
                 ),
                 title: (member) => member.name,

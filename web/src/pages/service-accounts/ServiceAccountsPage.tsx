@@ -110,7 +110,7 @@ export function ServiceAccountsPage(): React.JSX.Element {
               header: <span className="visually-hidden">Actions</span>,
               className: 'actions-cell',
               cell: (account) => (
-                <div className="row-actions">
+                <>
                   <button
                     type="button"
                     onClick={() => {
@@ -120,11 +120,11 @@ export function ServiceAccountsPage(): React.JSX.Element {
                     aria-label={`Issue key for ${account.name}`}
                   >
                     Issue key
-                  </button>
+                  </button>{' '}
                   <button type="button" className="quiet-danger" onClick={() => setDeleting(account)} aria-label={`Delete ${account.name}`}>
                     Delete
                   </button>
-                </div>
+                </>
               ),
             },
           ]}
