@@ -99,7 +99,7 @@ describe.skipIf(!inject('chromiumPresent'))('first run in the browser', () => {
     const when = page.getByRole('table').locator('tbody time').first();
     expect(await when.getAttribute('title')).toMatch(/\(\d{4}-\d{2}-\d{2}T[\d:.]+Z\)$/);
     expect(await when.evaluate((element) => element.getClientRects().length)).toBe(1);
-    expect(await when.evaluate((element) => getComputedStyle(element.closest('td')!).whiteSpace)).toBe('nowrap');
+    expect(await when.evaluate((element) => getComputedStyle(element.closest('th, td')!).whiteSpace)).toBe('nowrap');
     await expect(page.getByRole('table').locator('dl dt').allTextContents()).resolves.toContain('name:');
     await screenshot(page, 'audit-log');
 

@@ -14,34 +14,43 @@ export interface FormState {
   error: unknown;
   notice: string;
   send: (event?: FormEvent) => Promise<void>;
+  /** Runs another action with the same busy, error and notice: a table whose rows each change something. */
+  run: (action: FormAction) => Promise<void>;
   /** Clears the error and the notice (a dialog opened again, an input changed). */
   clear: () => void;
 }
 
-/** The state of one form: sending, its error and its notice. Pages that lay out their own buttons use it alone. */
-export function useForm(action: FormAction): FormState {
+/**
+ * The state of one form: sending, its error and its notice. Pages that lay out their own buttons use
+ * it alone; a table whose rows change things gives no action and `run`s each row's.
+ */
+export function useForm(action: FormAction = async () => undefined): FormState {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
-  async function send(event?: FormEvent) {
-    event?.preventDefault();
+  async function run(what: FormAction) {
     if (busy) return;
     setBusy(true);
     setError(null);
     setNotice('');
     try {
-      setNotice((await action()) || '');
+      setNotice((await what()) || '');
     } catch (caught) {
       setError(caught);
     } finally {
       setBusy(false);
     }
   }
+  async function send(event?: FormEvent) {
+    event?.preventDefault();
+    await run(action);
+  }
   return {
     busy,
     error,
     notice,
     send,
+    run,
     clear: () => {
       setError(null);
       setNotice('');

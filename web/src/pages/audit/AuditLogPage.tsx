@@ -1,10 +1,11 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api, loadAll, type Page } from '../../api.js';
 import { navigate, useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { Pager } from '../../ui/Pager.js';
+import { useForm } from '../../ui/Form.js';
 import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
@@ -48,7 +49,7 @@ export function AuditLogPage(): React.JSX.Element {
   const session = useSession();
   const { query } = useRoute();
   const applied = { actor: query.get('actor') ?? '', action: query.get('action') ?? '', since: query.get('since') ?? '' };
-  const [form, setForm] = useState(applied);
+  const [draft, setDraft] = useState(applied);
   const limit = pageSize(query);
   const filterKey = `${applied.actor}|${applied.action}|${applied.since}|${limit}`;
   // The filter's suggestions of actors; names beside ids come from useAuditNames.
@@ -66,16 +67,16 @@ export function AuditLogPage(): React.JSX.Element {
     return api<Page<AuditEntry>>('GET', `/v1/audit-log?${params}`, undefined, signal);
   });
 
-  useEffect(() => setForm(applied), [filterKey]);
+  useEffect(() => setDraft(applied), [filterKey]);
 
-  const apply = (event: FormEvent) => {
-    event.preventDefault();
+  // A toolbar of filters: the shared form state, its own layout. Applying only changes the address.
+  const filters = useForm(async () => {
     const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(form)) if (value.trim()) params.set(name, value.trim());
+    for (const [name, value] of Object.entries(draft)) if (value.trim()) params.set(name, value.trim());
     if (query.has('limit')) params.set('limit', String(limit));
     const search = params.toString();
     navigate(search ? `/audit-log?${search}` : '/audit-log');
-  };
+  });
 
   const actorName = (entry: AuditEntry) => entry.actor.name ?? entry.actor.id ?? entry.actor.type;
 
@@ -83,9 +84,9 @@ export function AuditLogPage(): React.JSX.Element {
     <section>
       <h1>Audit log</h1>
       <p className="muted">Who did what in {session.workspace.name}, newest first.</p>
-      <form className="panel inline-form" onSubmit={apply} aria-label="Filter the audit log">
+      <form className="panel inline-form" onSubmit={(event) => void filters.send(event)} aria-label="Filter the audit log">
         <Field label="Actor" hint="A member, or paste a key or service account id.">
-          <input list="audit-actors" value={form.actor} onChange={(event) => setForm({ ...form, actor: event.target.value })} placeholder="per_…, key_…, sa_…" />
+          <input list="audit-actors" value={draft.actor} onChange={(event) => setDraft({ ...draft, actor: event.target.value })} placeholder="per_…, key_…, sa_…" />
         </Field>
         <datalist id="audit-actors">
           {members.map((member) => (
@@ -95,7 +96,7 @@ export function AuditLogPage(): React.JSX.Element {
           ))}
         </datalist>
         <Field label="Action" hint="Like member.removed, or member.* for all of them.">
-          <input list="audit-actions" value={form.action} onChange={(event) => setForm({ ...form, action: event.target.value })} />
+          <input list="audit-actions" value={draft.action} onChange={(event) => setDraft({ ...draft, action: event.target.value })} />
         </Field>
         <datalist id="audit-actions">
           {KNOWN_ACTIONS.map((action) => (
@@ -103,7 +104,7 @@ export function AuditLogPage(): React.JSX.Element {
           ))}
         </datalist>
         <Field label="Since">
-          <input type="datetime-local" value={form.since} onChange={(event) => setForm({ ...form, since: event.target.value })} />
+          <input type="datetime-local" value={draft.since} onChange={(event) => setDraft({ ...draft, since: event.target.value })} />
         </Field>
         <div className="actions">
           <button type="submit" className="primary">
@@ -118,44 +119,45 @@ export function AuditLogPage(): React.JSX.Element {
       {entries.loading && entries.items.length === 0 ? <p role="status">Loading the audit log…</p> : null}
       {!entries.loading && !entries.error && entries.items.length === 0 ? <p className="muted">No entries match.</p> : null}
       {entries.items.length > 0 ? (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Audit log entries">
-          <table>
-            <caption className="visually-hidden">Audit log of {session.workspace.name}, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col" className="nowrap">When</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.items.map((entry) => (
-                <tr key={entry.id}>
-                  <td className="nowrap"><Time value={entry.at} compact /></td>
-                  <td>
-                    {actorName(entry)} <span className="muted">({entry.actor.type.replace('_', ' ')})</span>
-                    {entry.actor.id && entry.actor.name ? <> <code className="audit-id">{entry.actor.id}</code></> : null}
-                  </td>
-                  <td>
-                    <code>{entry.action}</code>
-                  </td>
-                  <td>
-                    <Target target={entry.target} names={names} />
-                  </td>
-                  <td>
-                    <Details entry={entry} names={names} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<AuditEntry>
+          caption={`Audit log of ${session.workspace.name}, newest first`}
+          rows={entries.items}
+          rowKey={(entry) => entry.id}
+          columns={[
+            { id: 'at', label: 'When', fixed: true, cell: (entry) => <Time value={entry.at} compact /> },
+            {
+              id: 'actor',
+              label: 'Actor',
+              cell: (entry) => (
+                <>
+                  {actorName(entry)} <span className="muted">({entry.actor.type.replace('_', ' ')})</span>
+                  {entry.actor.id && entry.actor.name ? <> <code className="audit-id">{entry.actor.id}</code></> : null}
+                </>
+              ),
+              title: (entry) => [actorName(entry), `(${entry.actor.type.replace('_', ' ')})`, entry.actor.name ? entry.actor.id : undefined].filter(Boolean).join(' '),
+            },
+            { id: 'action', label: 'Action', cell: (entry) => <code>{entry.action}</code>, title: (entry) => entry.action },
+            {
+              id: 'target',
+              label: 'Target',
+              cell: (entry) => <Target target={entry.target} names={names} />,
+              title: (entry) => (entry.target ? [entry.target.type.replace('_', ' '), names.get(entry.target.id), entry.target.id].filter(Boolean).join(' ') : undefined),
+            },
+            { id: 'details', label: 'Details', cell: (entry) => <Details entry={entry} names={names} />, title: detailsText },
+          ]}
+          pager={{ hasMore: entries.hasMore, loading: entries.loading, onMore: () => void entries.more() }}
+        />
       ) : null}
-      <Pager hasMore={entries.hasMore} onMore={() => void entries.more()} loading={entries.loading} />
     </section>
   );
+}
+
+/** The whole of an entry's details in plain words, one name and value a line: what hovering a cut cell shows. */
+function detailsText(entry: AuditEntry): string | undefined {
+  const lines = Object.entries(entry.details).map(([name, value]) => `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  if (entry.ip) lines.push(`from ${entry.ip}`);
+  if (entry.requestId) lines.push(entry.requestId);
+  return lines.length ? lines.join('\n') : undefined;
 }
 
 /** A target by its name where the page knows it, with its type and id. */

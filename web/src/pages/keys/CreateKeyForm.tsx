@@ -1,9 +1,8 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { SCOPES } from '../../../../src/abilities.js';
 import { api, fieldError } from '../../api.js';
-import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { Checklist } from './Checklist.js';
 import type { ApiKeyWithSecret, CollectionRef } from '../../api-types.js';
 import { SCOPE_WORDS } from './scope-words.js';
@@ -26,46 +25,33 @@ export function CreateKeyForm(props: {
   const [chosenCollections, setChosenCollections] = useState<Set<string>>(new Set());
   const [expiresAt, setExpiresAt] = useState('');
   const [mode, setMode] = useState<'live' | 'test'>('live');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [problem, setProblem] = useState<string | null>(null);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setProblem(null);
-    setError(null);
-    if (scopes.size === 0) return setProblem('Choose at least one scope.');
-    if (restrict && chosenCollections.size === 0) return setProblem('Choose at least one collection, or allow all collections.');
+  const form = useForm(async () => {
+    // What the API would refuse anyway, said before asking it.
+    if (scopes.size === 0) throw new Error('Choose at least one scope.');
+    if (restrict && chosenCollections.size === 0) throw new Error('Choose at least one collection, or allow all collections.');
     let expiry: string | undefined;
     if (expiresAt) {
       const when = new Date(expiresAt);
-      if (Number.isNaN(when.getTime())) return setProblem('The expiry is not a valid date and time.');
-      if (when.getTime() <= Date.now()) return setProblem('The expiry must be in the future.');
+      if (Number.isNaN(when.getTime())) throw new Error('The expiry is not a valid date and time.');
+      if (when.getTime() <= Date.now()) throw new Error('The expiry must be in the future.');
       expiry = when.toISOString();
     }
-    setBusy(true);
-    try {
-      const key = await api<ApiKeyWithSecret>('POST', '/v1/keys', {
-        name: name.trim(),
-        // In the order of the scope table, so the list reads the same way everywhere.
-        scopes: SCOPES.filter((scope) => scopes.has(scope)),
-        mode,
-        ...(restrict ? { collections: [...chosenCollections] } : {}),
-        ...(expiry ? { expiresAt: expiry } : {}),
-        ...(props.serviceAccount ? { serviceAccountId: props.serviceAccount.id } : {}),
-      });
-      props.onCreated(key);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const key = await api<ApiKeyWithSecret>('POST', '/v1/keys', {
+      name: name.trim(),
+      // In the order of the scope table, so the list reads the same way everywhere.
+      scopes: SCOPES.filter((scope) => scopes.has(scope)),
+      mode,
+      ...(restrict ? { collections: [...chosenCollections] } : {}),
+      ...(expiry ? { expiresAt: expiry } : {}),
+      ...(props.serviceAccount ? { serviceAccountId: props.serviceAccount.id } : {}),
+    });
+    props.onCreated(key);
+  });
+  const error = form.error;
 
   const title = props.serviceAccount ? `New key for ${props.serviceAccount.name}` : 'New API key';
   return (
-    <form className="panel" onSubmit={(event) => void submit(event)} aria-label={title}>
-      <h2>{title}</h2>
+    <Form form={form} title={title} submitLabel="Create key" busyLabel="Creating…" onCancel={props.onCancel}>
       <Field label="Name" hint="What the key is for, like “CI” or “website form”." error={fieldError(error, 'name')}>
         <input value={name} onChange={(event) => setName(event.target.value)} required maxLength={200} autoFocus />
       </Field>
@@ -126,9 +112,6 @@ export function CreateKeyForm(props: {
         </label>
       </fieldset>
 
-      <ErrorText error={problem} />
-      <ErrorText error={error} />
-      <FormActions label="Create key" busyLabel="Creating…" busy={busy} onCancel={props.onCancel} />
-    </form>
+    </Form>
   );
 }

@@ -1,3 +1,4 @@
+import { DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import type { ApiKey } from '../../api-types.js';
 
@@ -18,111 +19,113 @@ export function KeyTable(props: {
   onRevoke: (key: ApiKey) => void;
   /** Given to owners and admins: undoing a key's changes, offered on every key (a revoked one above all: it may have leaked). */
   onUndo?: (key: ApiKey) => void;
+  pager: { hasMore: boolean; loading: boolean; onMore: () => void };
 }): React.JSX.Element {
+  const collectionsOf = (key: ApiKey) => (key.collections ? key.collections.map(props.collectionName).join(', ') : 'All');
   return (
-    <div className="table-wrap">
-      <table>
-        <caption className="visually-hidden">API keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Collections</th>
-            <th scope="col">Last used</th>
-            <th scope="col">State</th>
-            <th scope="col"><span className="visually-hidden">Actions</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.keys.map((key) => (
-            <tr key={key.id}>
-              <th scope="row">
-                {key.name}
-                {key.mode === 'test' ? (
+    <DataTable<ApiKey>
+      caption="API keys"
+      rows={props.keys}
+      rowKey={(key) => key.id}
+      columns={[
+        {
+          id: 'name',
+          label: 'Name',
+          fixed: true,
+          cell: (key) => (
+            <>
+              {key.name}
+              {key.mode === 'test' ? (
+                <>
+                  {' '}
+                  <span className="badge">test</span>
+                </>
+              ) : null}
+              <small className="hint owner">{props.ownerOf(key)}</small>
+            </>
+          ),
+          title: (key) => `${key.name}${key.mode === 'test' ? ' (test)' : ''}: ${props.ownerOf(key)}`,
+        },
+        { id: 'preview', label: 'Key', cell: (key) => <code className="preview">{key.preview}</code>, title: (key) => key.preview },
+        {
+          id: 'scopes',
+          label: 'Scopes',
+          cell: (key) => (
+            <ul className="plain-list">
+              {key.scopes.map((scope) => (
+                <li key={scope}>
+                  <code>{scope}</code>
+                </li>
+              ))}
+            </ul>
+          ),
+          title: (key) => key.scopes.join('\n'),
+        },
+        { id: 'collections', label: 'Collections', cell: collectionsOf, title: collectionsOf },
+        {
+          id: 'lastUsed',
+          label: 'Last used',
+          cell: (key) =>
+            key.lastUsedAt ? (
+              <>
+                <Time value={key.lastUsedAt} />
+                {key.lastUsedIp ? <div className="hint">from {key.lastUsedIp}</div> : null}
+              </>
+            ) : (
+              'Never'
+            ),
+          title: (key) => (key.lastUsedIp ? `from ${key.lastUsedIp}` : undefined),
+        },
+        {
+          id: 'state',
+          label: 'State',
+          cell: (key) => (
+            <>
+              <span className={`state state-${key.state}`}>{STATE_WORDS[key.state]}</span>
+              <div className="hint">
+                {key.expiresAt ? (
                   <>
-                    {' '}
-                    <span className="badge">test</span>
-                  </>
-                ) : null}
-                <small className="hint owner">{props.ownerOf(key)}</small>
-              </th>
-              <td>
-                <code className="preview">
-                  <BreakableToken token={key.preview} />
-                </code>
-              </td>
-              <td>
-                <ul className="plain-list">
-                  {key.scopes.map((scope) => (
-                    <li key={scope}>
-                      <code>{scope}</code>
-                    </li>
-                  ))}
-                </ul>
-              </td>
-              <td>{key.collections ? key.collections.map(props.collectionName).join(', ') : 'All'}</td>
-              <td>
-                {key.lastUsedAt ? (
-                  <>
-                    <Time value={key.lastUsedAt} />
-                    {key.lastUsedIp ? <div className="hint">from {key.lastUsedIp}</div> : null}
+                    {key.state === 'expired' ? 'expired ' : 'expires '}
+                    <Time value={key.expiresAt} />
                   </>
                 ) : (
-                  'Never'
+                  'no expiry'
                 )}
-              </td>
-              <td>
-                <span className={`state state-${key.state}`}>{STATE_WORDS[key.state]}</span>
-                <div className="hint">
-                  {key.expiresAt ? (
+              </div>
+            </>
+          ),
+        },
+        {
+          id: 'actions',
+          label: 'Actions',
+          header: <span className="visually-hidden">Actions</span>,
+          className: 'actions-cell',
+          cell: (key) => (
+            <>
+              {key.state === 'active' ? (
+                <>
+                  {props.mayRotate(key) ? (
                     <>
-                      {key.state === 'expired' ? 'expired ' : 'expires '}
-                      <Time value={key.expiresAt} />
-                    </>
-                  ) : (
-                    'no expiry'
-                  )}
-                </div>
-              </td>
-              <td className="row-actions">
-                {key.state === 'active' ? (
-                  <>
-                    {props.mayRotate(key) ? (
                       <button type="button" onClick={() => props.onRotate(key)} aria-label={`Rotate ${key.name}`}>
                         Rotate
-                      </button>
-                    ) : null}
-                    <button type="button" className="quiet-danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
-                      Revoke
-                    </button>
-                  </>
-                ) : null}
-                {props.onUndo ? (
-                  <button type="button" onClick={() => props.onUndo?.(key)} aria-label={`Undo changes of ${key.name}`}>
-                    Undo changes…
-                  </button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-/** A token preview may wrap after each "_" (where a person reads the parts), never inside the kid. */
-function BreakableToken(props: { token: string }): React.JSX.Element {
-  const parts = props.token.split(/(?<=_)/);
-  return (
-    <>
-      {parts.map((part, index) => (
-        <span key={index}>
-          {part}
-          {index < parts.length - 1 ? <wbr /> : null}
-        </span>
-      ))}
-    </>
+                      </button>{' '}
+                    </>
+                  ) : null}
+                  <button type="button" className="quiet-danger" onClick={() => props.onRevoke(key)} aria-label={`Revoke ${key.name}`}>
+                    Revoke
+                  </button>{' '}
+                </>
+              ) : null}
+              {props.onUndo ? (
+                <button type="button" onClick={() => props.onUndo?.(key)} aria-label={`Undo changes of ${key.name}`}>
+                  Undo changes…
+                </button>
+              ) : null}
+            </>
+          ),
+        },
+      ]}
+      pager={props.pager}
+    />
   );
 }

@@ -6,7 +6,6 @@ import { useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { Pager } from '../../ui/Pager.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { Member } from '../../api-types.js';
@@ -120,9 +119,17 @@ export function KeysPage(): React.JSX.Element {
       {keys.loading && keys.items.length === 0 ? <p role="status">Loading keys…</p> : null}
       {!keys.loading && !keys.error && keys.items.length === 0 ? <p className="empty">No keys yet. Create one for each program that calls the API.</p> : null}
       {keys.items.length > 0 ? (
-        <KeyTable keys={keys.items} ownerOf={ownerOf} collectionName={collectionName} mayRotate={mayRotate} onRotate={setRotating} onRevoke={setRevoking} onUndo={mayUndo ? setUndoing : undefined} />
+        <KeyTable
+          keys={keys.items}
+          ownerOf={ownerOf}
+          collectionName={collectionName}
+          mayRotate={mayRotate}
+          onRotate={setRotating}
+          onRevoke={setRevoking}
+          onUndo={mayUndo ? setUndoing : undefined}
+          pager={{ hasMore: keys.hasMore, loading: keys.loading, onMore: () => void keys.more() }}
+        />
       ) : null}
-      <Pager hasMore={keys.hasMore} onMore={() => void keys.more()} loading={keys.loading} />
 
       {undoing ? <UndoKeyDialog key={undoing.id} apiKey={undoing} collectionName={collectionName} onClose={() => setUndoing(null)} /> : null}
       <RotateKeyDialog

@@ -1,9 +1,10 @@
-import { useMutation } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState } from 'react';
 import { api } from '../../api.js';
 import { Link } from '../../router.js';
 import { ErrorText } from '../../ui/ErrorText.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { Field } from '../../ui/Field.js';
+import { useForm } from '../../ui/Form.js';
 import { Time } from '../../ui/Time.js';
 import type { ApiKey, RevertInput, RevertResult } from '../../api-types.js';
 
@@ -26,11 +27,23 @@ function localInput(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
+/** What is wrong with a moment to undo from, in words; undefined when it is fine. */
+function problemWithMoment(local: string): string | undefined {
+  const instant = toInstant(local);
+  if (!instant) return 'Give a date and time.';
+  if (new Date(instant).getTime() > Date.now()) return 'Give a moment in the past.';
+  return undefined;
+}
+
 /** `datetime-local` input value (the person's local time) to the API's UTC timestamp; undefined when it is not one. */
 function toInstant(local: string): string | undefined {
   if (!local) return undefined;
   const date = new Date(local);
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+function reasonWords(conflict: RevertResult['conflicts'][number]): string {
+  return REASON_WORDS[conflict.reason] ?? conflict.reason;
 }
 
 function plural(count: number, one: string, many: string): string {
@@ -62,11 +75,34 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
   const titleId = useId();
   const key = props.apiKey;
   const [since, setSince] = useState(() => localInput(new Date(Date.now() - 24 * 3600_000)));
-  const [sinceError, setSinceError] = useState<string | undefined>(undefined);
-  const revert = (dryRun: boolean) => (input: RevertInput) => api<RevertResult>('POST', '/v1/history/revert', { ...input, dryRun });
-  const check = useMutation({ mutationFn: revert(true) });
-  const run = useMutation({ mutationFn: revert(false) });
-  const busy = check.isPending || run.isPending;
+  /** Set once the person asked for a step: from then on the moment says what is wrong with it. */
+  const [asked, setAsked] = useState(false);
+  const sinceProblem = asked ? problemWithMoment(since) : undefined;
+  const [checked, setChecked] = useState<RevertResult | null>(null);
+  const [done, setDone] = useState<RevertResult | null>(null);
+
+  /** The request for the moment given, or undefined when the moment is not one (its field says why). */
+  const input = (): RevertInput | undefined => {
+    setAsked(true);
+    const instant = toInstant(since);
+    if (!instant || problemWithMoment(since)) return undefined;
+    return { actor: { type: 'key', id: key.id }, since: instant };
+  };
+  const revert = (body: RevertInput, dryRun: boolean) => api<RevertResult>('POST', '/v1/history/revert', { ...body, dryRun });
+
+  // Two steps, a form each: counting (nothing written) and then undoing for real.
+  const check = useForm(async () => {
+    const body = input();
+    if (!body) return;
+    undo.clear();
+    setDone(null);
+    setChecked(await revert(body, true));
+  });
+  const undo = useForm(async () => {
+    const body = input();
+    if (body) setDone(await revert(body, false));
+  });
+  const busy = check.busy || undo.busy;
 
   useEffect(() => {
     const element = dialog.current;
@@ -74,24 +110,8 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
     return () => element?.close();
   }, []);
 
-  const input = (): RevertInput | undefined => {
-    const instant = toInstant(since);
-    if (!instant) {
-      setSinceError('Give a date and time.');
-      return undefined;
-    }
-    if (new Date(instant).getTime() > Date.now()) {
-      setSinceError('Give a moment in the past.');
-      return undefined;
-    }
-    setSinceError(undefined);
-    return { actor: { type: 'key', id: key.id }, since: instant };
-  };
-
   // One error on screen at a time: the last step's (a new step clears the one before).
-  const error = run.error ?? check.error;
-  const checked = check.data;
-  const done = run.data;
+  const error = undo.error ?? check.error;
   const shown = done ?? checked;
   const total = shown ? shown.reverted + shown.trashed + shown.restored : 0;
 
@@ -109,19 +129,13 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
       {!done ? (
         <form
           aria-label="Undo since"
-          onSubmit={(event) => {
-            event.preventDefault();
-            const body = input();
-            if (!body) return;
-            run.reset();
-            check.mutate(body);
-          }}
+          onSubmit={(event) => void check.send(event)}
         >
           <p>
             Every record this key created, changed or trashed since the moment you give goes back to how it was before: its data is put back, records it
             created go to the trash, records it trashed come back. Records someone else changed after it are left alone and listed.
           </p>
-          <Field label="Undo changes since" hint="In your local time, to the second. Everything the key did from then until now is undone." error={sinceError}>
+          <Field label="Undo changes since" hint="In your local time, to the second. Everything the key did from then until now is undone." error={sinceProblem}>
             <input
               type="datetime-local"
               step={1}
@@ -131,8 +145,10 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
               onChange={(event) => {
                 setSince(event.target.value);
                 // A new moment needs a new check before anything is undone.
-                check.reset();
-                run.reset();
+                setChecked(null);
+                setDone(null);
+                check.clear();
+                undo.clear();
               }}
             />
           </Field>
@@ -141,8 +157,8 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
               <button type="button" onClick={props.onClose} disabled={busy}>
                 Cancel
               </button>
-              <button type="submit" className="primary" disabled={busy} aria-busy={check.isPending}>
-                {check.isPending ? 'Checking…' : 'Check what would be undone'}
+              <button type="submit" className="primary" disabled={busy} aria-busy={check.busy}>
+                {check.busy ? 'Checking…' : 'Check what would be undone'}
               </button>
             </div>
           ) : null}
@@ -181,13 +197,10 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
             type="button"
             className="danger"
             disabled={busy || total === 0}
-            aria-busy={run.isPending}
-            onClick={() => {
-              const body = input();
-              if (body) run.mutate(body);
-            }}
+            aria-busy={undo.busy}
+            onClick={() => void undo.send()}
           >
-            {run.isPending ? 'Undoing…' : 'Undo these changes'}
+            {undo.busy ? 'Undoing…' : 'Undo these changes'}
           </button>
         </div>
       ) : null}
@@ -218,34 +231,24 @@ function Conflicts(props: { result: RevertResult; collectionName: (id: string) =
         {conflicts.length >= LISTED_AT_MOST ? `At least ${LISTED_AT_MOST.toLocaleString()} records` : plural(conflicts.length, 'record', 'records')}{' '}
         {props.result.dryRun ? 'would be left alone' : 'left alone'}:
       </p>
-      <div className="table-wrap">
-        <table>
-          <caption className="visually-hidden">Records left alone</caption>
-          <thead>
-            <tr>
-              <th scope="col">Record</th>
-              <th scope="col">Collection</th>
-              <th scope="col">Why</th>
-            </tr>
-          </thead>
-          <tbody>
-            {conflicts.slice(0, SHOWN_CONFLICTS).map((conflict) => {
+      <DataTable<RevertResult['conflicts'][number]>
+        caption="Records left alone"
+        rows={conflicts.slice(0, SHOWN_CONFLICTS)}
+        rowKey={(conflict) => `${conflict.collectionId}/${conflict.recordId}`}
+        columns={[
+          { id: 'record', label: 'Record', fixed: true, cell: (conflict) => <code>{conflict.recordId}</code>, title: (conflict) => conflict.recordId },
+          {
+            id: 'collection',
+            label: 'Collection',
+            cell: (conflict) => {
               const collection = props.collectionName(conflict.collectionId);
-              return (
-                <tr key={`${conflict.collectionId}/${conflict.recordId}`}>
-                  <td>
-                    <code>{conflict.recordId}</code>
-                  </td>
-                  <td>
-                    <Link to={`/collections/${encodeURIComponent(collection)}/records`}>{collection}</Link>
-                  </td>
-                  <td>{REASON_WORDS[conflict.reason] ?? conflict.reason}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+              return <Link to={`/collections/${encodeURIComponent(collection)}/records`}>{collection}</Link>;
+            },
+            title: (conflict) => props.collectionName(conflict.collectionId),
+          },
+          { id: 'why', label: 'Why', cell: reasonWords, title: reasonWords },
+        ]}
+      />
       {conflicts.length > SHOWN_CONFLICTS ? <p className="hint">And {conflicts.length - SHOWN_CONFLICTS} more.</p> : null}
     </>
   );

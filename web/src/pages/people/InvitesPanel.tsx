@@ -1,9 +1,11 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, fieldError, loadAll } from '../../api.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { CopyButton } from '../../ui/CopyButton.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
+import { useForm } from '../../ui/Form.js';
 import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import type { Invite } from '../../api-types.js';
@@ -18,25 +20,14 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
   const invites = useApiQuery(['/v1/invites'], async (signal) => newestFirst(await loadAll<Invite>('/v1/invites', signal), (invite) => invite.createdAt));
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('editor');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<Invite | null>(null);
   const [revoking, setRevoking] = useState<Invite | null>(null);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      setCreated(await api<Invite>('POST', '/v1/invites', { email, role }));
-      setEmail('');
-      await invites.reload();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  // A one-line form: its own markup, the shared busy and error.
+  const form = useForm(async () => {
+    setCreated(await api<Invite>('POST', '/v1/invites', { email, role }));
+    setEmail('');
+    await invites.reload();
+  });
 
   const revoke = async () => {
     if (!revoking) return;
@@ -50,11 +41,11 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
   return (
     <div className="panel">
       <h2>Invites</h2>
-      <form className="inline-form" onSubmit={(event) => void submit(event)} noValidate aria-label="Invite someone">
-        <Field label="Email to invite" error={fieldError(error, 'email')}>
+      <form className="inline-form" onSubmit={(event) => void form.send(event)} noValidate aria-label="Invite someone">
+        <Field label="Email to invite" error={fieldError(form.error, 'email')}>
           <input type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />
         </Field>
-        <Field label="Role" error={fieldError(error, 'role')}>
+        <Field label="Role" error={fieldError(form.error, 'role')}>
           <select value={role} onChange={(event) => setRole(event.target.value)}>
             {ASSIGNABLE_ROLES.map((option) => (
               <option key={option} value={option}>
@@ -63,11 +54,11 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
             ))}
           </select>
         </Field>
-        <button type="submit" className="primary" disabled={busy || email.trim() === ''} aria-busy={busy}>
-          {busy ? 'Inviting…' : 'Create invite link'}
+        <button type="submit" className="primary" disabled={form.busy || email.trim() === ''} aria-busy={form.busy}>
+          {form.busy ? 'Inviting…' : 'Create invite link'}
         </button>
       </form>
-      <ErrorText error={error ?? invites.error} />
+      <ErrorText error={form.error ?? invites.error} />
 
       {created?.url ? (
         <section className="secret-once" aria-label="New invite link">
@@ -83,35 +74,31 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
       ) : null}
 
       {invites.data && invites.data.length > 0 ? (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Invites waiting to be accepted">
-          <table>
-            <caption className="muted">Waiting to be accepted</caption>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Invited</th>
-                <th scope="col">Expires</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {invites.data.map((invite) => (
-                <tr key={invite.id}>
-                  <td>{invite.email}</td>
-                  <td>{invite.role}</td>
-                  <td><Time value={invite.createdAt} /></td>
-                  <td><Time value={invite.expiresAt} /></td>
-                  <td>
-                    <button type="button" className="quiet-danger" onClick={() => setRevoking(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <>
+          <p className="muted">Waiting to be accepted</p>
+          <DataTable<Invite>
+            caption="Invites waiting to be accepted"
+            rows={invites.data}
+            rowKey={(invite) => invite.id}
+            columns={[
+              { id: 'email', label: 'Email', fixed: true, cell: (invite) => invite.email, title: (invite) => invite.email },
+              { id: 'role', label: 'Role', cell: (invite) => invite.role },
+              { id: 'createdAt', label: 'Invited', cell: (invite) => <Time value={invite.createdAt} /> },
+              { id: 'expiresAt', label: 'Expires', cell: (invite) => <Time value={invite.expiresAt} /> },
+              {
+                id: 'actions',
+                label: 'Actions',
+                header: <span className="visually-hidden">Actions</span>,
+                className: 'actions-cell',
+                cell: (invite) => (
+                  <button type="button" className="quiet-danger" onClick={() => setRevoking(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
+                    Revoke
+                  </button>
+                ),
+              },
+            ]}
+          />
+        </>
       ) : invites.data ? (
         <p className="muted">No invites are waiting.</p>
       ) : null}

@@ -1,8 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, fieldError } from '../../api.js';
-import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import type { ServiceAccount } from '../../api-types.js';
 import { ACCOUNT_ROLES } from './role-words.js';
 
@@ -10,29 +9,16 @@ import { ACCOUNT_ROLES } from './role-words.js';
 export function CreateServiceAccountForm(props: { onCreated: (account: ServiceAccount) => void; onCancel: () => void }): React.JSX.Element {
   const [name, setName] = useState('');
   const [role, setRole] = useState<ServiceAccount['role']>('editor');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      props.onCreated(await api<ServiceAccount>('POST', '/v1/service-accounts', { name: name.trim(), role }));
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const form = useForm(async () => {
+    props.onCreated(await api<ServiceAccount>('POST', '/v1/service-accounts', { name: name.trim(), role }));
+  });
 
   return (
-    <form className="panel" onSubmit={(event) => void submit(event)} aria-label="New service account">
-      <h2>New service account</h2>
-      <Field label="Name" hint="The integration it stands for, like “nightly sync”." error={fieldError(error, 'name')}>
+    <Form form={form} title="New service account" submitLabel="Create service account" busyLabel="Creating…" onCancel={props.onCancel}>
+      <Field label="Name" hint="The integration it stands for, like “nightly sync”." error={fieldError(form.error, 'name')}>
         <input value={name} onChange={(event) => setName(event.target.value)} required maxLength={200} autoFocus />
       </Field>
-      <Field label="Role" error={fieldError(error, 'role')}>
+      <Field label="Role" error={fieldError(form.error, 'role')}>
         <select value={role} onChange={(event) => setRole(event.target.value as ServiceAccount['role'])}>
           {ACCOUNT_ROLES.map((choice) => (
             <option key={choice.role} value={choice.role}>
@@ -41,8 +27,6 @@ export function CreateServiceAccountForm(props: { onCreated: (account: ServiceAc
           ))}
         </select>
       </Field>
-      <ErrorText error={error} />
-      <FormActions label="Create service account" busyLabel="Creating…" busy={busy} onCancel={props.onCancel} />
-    </form>
+    </Form>
   );
 }

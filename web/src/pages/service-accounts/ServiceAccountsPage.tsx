@@ -5,13 +5,15 @@ import { api, loadAll } from '../../api.js';
 import { Link, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
+import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { CreateKeyForm } from '../keys/CreateKeyForm.js';
 import type { ApiKey, CollectionRef, ServiceAccount } from '../../api-types.js';
 import { RevealedSecret } from '../keys/RevealedSecret.js';
 import { CreateServiceAccountForm } from './CreateServiceAccountForm.js';
-import { ServiceAccountRow } from './ServiceAccountRow.js';
+import { ServiceAccountRole } from './ServiceAccountRole.js';
 import { newestFirst } from '../../ui/newest-first.js';
 
 interface Loaded {
@@ -87,35 +89,46 @@ export function ServiceAccountsPage(): React.JSX.Element {
       {loaded.loading && !loaded.data ? <p role="status">Loading service accounts…</p> : null}
       {loaded.data && accounts.length === 0 ? <p className="empty">No service accounts yet.</p> : null}
       {accounts.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Service accounts</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">Active keys</th>
-                <th scope="col">Created</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {accounts.map((account) => (
-                <ServiceAccountRow
-                  key={account.id}
-                  account={account}
-                  activeKeys={activeKeysOf(account)}
-                  onChanged={() => void loaded.reload()}
-                  onIssueKey={() => {
-                    setRevealed(null);
-                    setIssuingFor(account);
-                  }}
-                  onDelete={() => setDeleting(account)}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<ServiceAccount>
+          caption="Service accounts"
+          rows={accounts}
+          rowKey={(account) => account.id}
+          columns={[
+            { id: 'name', label: 'Name', fixed: true, cell: (account) => account.name, title: (account) => account.name },
+            {
+              id: 'role',
+              label: 'Role',
+              // A picker, a button and what saving said: never cut short.
+              className: 'actions-cell',
+              cell: (account) => <ServiceAccountRole account={account} onChanged={() => void loaded.reload()} />,
+            },
+            { id: 'activeKeys', label: 'Active keys', cell: (account) => activeKeysOf(account) },
+            { id: 'createdAt', label: 'Created', cell: (account) => <Time value={account.createdAt} /> },
+            {
+              id: 'actions',
+              label: 'Actions',
+              header: <span className="visually-hidden">Actions</span>,
+              className: 'actions-cell',
+              cell: (account) => (
+                <>
+                  <button
+                    type="button"
+                    onClick={() => {
+                      setRevealed(null);
+                      setIssuingFor(account);
+                    }}
+                    aria-label={`Issue key for ${account.name}`}
+                  >
+                    Issue key
+                  </button>{' '}
+                  <button type="button" className="quiet-danger" onClick={() => setDeleting(account)} aria-label={`Delete ${account.name}`}>
+                    Delete
+                  </button>
+                </>
+              ),
+            },
+          ]}
+        />
       ) : null}
 
       <ConfirmDialog
