@@ -17,6 +17,7 @@ import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { takeOwnChange } from './own-changes.js';
 import { RecordPanel } from './RecordPanel.js';
+import { useRecordHistoryInvalidation } from './record-history-query.js';
 import { CellEditor } from './CellEditor.js';
 import { cellKind, type CellKind } from './cell-kind.js';
 import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
@@ -94,7 +95,8 @@ export function RecordsPage() {
   const [notice, setNotice] = useState('');
   const [actionError, setActionError] = useState<unknown>(null);
   const [restoring, setRestoring] = useState(false);
-  const live = useLiveRecords(collection.data?.id ?? null, trashed, records);
+  const forgetHistory = useRecordHistoryInvalidation(name);
+  const live = useLiveRecords(collection.data?.id ?? null, trashed, records, forgetHistory);
 
   function setQuery(changes: Record<string, string>) {
     const next = new URLSearchParams(query);
@@ -421,9 +423,10 @@ interface LiveRecords {
  * Keeps the records list up to date as records change elsewhere (the API's event stream): a
  * change updates its row in place, a trashed record leaves the list, and new or restored records
  * bring the first page again (where they belong depends on the filter and the order). In the
- * trash view every change reloads it. Paused, nothing changes; resuming reloads the list.
+ * trash view every change reloads it. Each change also marks that record's history stale, so an
+ * open side panel shows the new version. Paused, nothing changes; resuming reloads the list.
  */
-function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>): LiveRecords {
+function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>, forgetHistory: (recordId: string) => void): LiveRecords {
   const [paused, setPaused] = useState(false);
   const [note, announce] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());
@@ -447,6 +450,7 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
     const record = event.message.data.record as { id: string; data: RecordData };
     // This tab's own save already said so (own-changes.ts): the list follows, without a second notice.
     const setNote = takeOwnChange(event.type, record.id) ? () => {} : announce;
+    forgetHistory(record.id);
     if (trashed) {
       setNote(`Record ${record.id} changed; the trash is up to date.`);
       reloadSoon();
