@@ -4,6 +4,7 @@ import { navigate, useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
+import { useForm } from '../../ui/Form.js';
 import { useHiddenColumns, usePageSize } from '../../ui/DataTable.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { useEventStream } from '../../ui/useEventStream.js';
@@ -93,8 +94,6 @@ export function RecordsPage() {
   const [panel, setPanel] = useState<'import' | 'export' | null>(null);
   const [confirming, setConfirming] = useState<{ record: RecordItem; action: 'trash' | 'purge' } | null>(null);
   const [notice, setNotice] = useState('');
-  const [actionError, setActionError] = useState<unknown>(null);
-  const [restoring, setRestoring] = useState(false);
   const forgetHistory = useRecordHistoryInvalidation(name);
   const live = useLiveRecords(collection.data?.id ?? null, trashed, records, forgetHistory);
 
@@ -107,23 +106,8 @@ export function RecordsPage() {
     const search = next.toString();
     setCellEditing(null);
     setNotice('');
-    setActionError(null);
+    restoring.clear();
     navigate(search ? `${path}?${search}` : path);
-  }
-
-  async function restore(record: RecordItem) {
-    setActionError(null);
-    setRestoring(true);
-    try {
-      await api('POST', collectionPath(name, 'records', record.id, 'restore'));
-      setOpenId(null);
-      setNotice(`Record ${record.id} is back.`);
-      await records.reload();
-    } catch (error) {
-      setActionError(error);
-    } finally {
-      setRestoring(false);
-    }
   }
 
   /** Throws on failure, so the dialog stays open and says why. */
@@ -140,6 +124,15 @@ export function RecordsPage() {
   const selectable = !trashed && (can('records:update') || can('records:delete'));
   const openRecord = openId ? (records.items.find((record) => record.id === openId) ?? null) : null;
   const schema = activeVersion !== null ? activeSchema.data?.schema : null;
+
+  /** Restores the record open in the panel (the trash view's Restore); the page's notice says so. */
+  const restoring = useForm(async () => {
+    if (!openRecord) return;
+    await api('POST', collectionPath(name, 'records', openRecord.id, 'restore'));
+    setOpenId(null);
+    setNotice(`Record ${openRecord.id} is back.`);
+    await records.reload();
+  });
 
   function openRow(record: RecordItem) {
     if (record.id !== openId) setEditingOpen(false);
@@ -178,7 +171,7 @@ export function RecordsPage() {
     return trashed ? (
       <>
         {can('records:delete') ? (
-          <button type="button" onClick={() => void restore(record)} disabled={restoring} aria-label={`Restore record ${record.id}`}>
+          <button type="button" onClick={() => void restoring.send()} disabled={restoring.busy} aria-label={`Restore record ${record.id}`}>
             Restore
           </button>
         ) : null}
@@ -308,7 +301,7 @@ export function RecordsPage() {
       {allMatching ? null : changesByFilter}
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
-      <ErrorText error={actionError} />
+      <ErrorText error={restoring.error} />
       {records.error && !badFilter ? <ErrorText error={records.error} /> : null}
 
       {!records.error ? (
