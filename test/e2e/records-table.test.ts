@@ -153,7 +153,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: the records table', () =
     await panel().waitFor({ state: 'detached' });
   });
 
-  it("shows a change made elsewhere in the open record's history, without a reload", async () => {
+  it("shows a change made elsewhere in the open record's history, without a reload, and one made while paused on resuming", async () => {
     d.explainFailure();
     const id = (await rows().nth(1).locator('th').innerText()).trim();
     await cellOf(id, 'city').click();
@@ -169,6 +169,13 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: the records table', () =
     await history.getByText('Revision 2: changed').click();
     await containsText(history.locator('details[open] pre'), 'Changed by another client');
     await containsText(panel().getByRole('region', { name: 'Fields' }), 'Changed by another client');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
+    // Paused, a change is not heard of; resuming brings the history up to date too.
+    await page.getByRole('button', { name: 'Pause live updates' }).click();
+    await call('PATCH', `/v1/collections/crm/records/${id}`, { data: { company: 'Changed while paused' } });
+    await page.getByRole('button', { name: 'Resume live updates' }).click();
+    await containsText(history, 'Revision 3: changed');
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await page.keyboard.press('Escape');
     await panel().waitFor({ state: 'detached' });

@@ -417,9 +417,10 @@ interface LiveRecords {
  * change updates its row in place, a trashed record leaves the list, and new or restored records
  * bring the first page again (where they belong depends on the filter and the order). In the
  * trash view every change reloads it. Each change also marks that record's history stale, so an
- * open side panel shows the new version. Paused, nothing changes; resuming reloads the list.
+ * open side panel shows the new version. Paused, nothing changes; resuming reloads the list and
+ * the histories.
  */
-function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>, forgetHistory: (recordId: string) => void): LiveRecords {
+function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>, forgetHistory: (recordId?: string) => void): LiveRecords {
   const [paused, setPaused] = useState(false);
   const [note, announce] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());
@@ -469,7 +470,10 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
   return {
     paused,
     togglePause: () => {
-      if (paused) void records.reload();
+      if (paused) {
+        void records.reload();
+        forgetHistory();
+      }
       announce('');
       setPaused(!paused);
     },

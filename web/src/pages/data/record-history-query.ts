@@ -17,11 +17,25 @@ export function useRecordHistory(collection: string, recordId: string): Loaded<P
 
 /**
  * Marks a record's history stale after a change heard of from elsewhere (the event stream): a
- * history on screen loads again, one not shown does when it opens. This tab's own writes need not
- * call it: every write marks the whole cache stale (query-client.ts).
+ * history on screen loads again, one not shown does when it opens. Without a record id, every
+ * record's history of the collection (live updates resumed after changes went unheard). This tab's
+ * own writes need not call it: every write marks the whole cache stale (query-client.ts).
  */
-export function useRecordHistoryInvalidation(collection: string): (recordId: string) => void {
+export function useRecordHistoryInvalidation(collection: string): (recordId?: string) => void {
   const client = useQueryClient();
   const workspaceKey = useWorkspaceKey([]);
-  return (recordId) => void client.invalidateQueries({ queryKey: [...workspaceKey, versionsPath(collection, recordId)] });
+  const records = `${collectionPath(collection, 'records')}/`;
+  return (recordId) => {
+    if (recordId !== undefined) {
+      void client.invalidateQueries({ queryKey: [...workspaceKey, versionsPath(collection, recordId)] });
+      return;
+    }
+    void client.invalidateQueries({
+      queryKey: workspaceKey,
+      predicate: ({ queryKey }) => {
+        const path = queryKey[workspaceKey.length];
+        return typeof path === 'string' && path.startsWith(records) && path.endsWith('/versions');
+      },
+    });
+  };
 }
