@@ -421,6 +421,33 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await page.unroute(filesList);
   });
 
+  it('saves the collection settings, asks before making a collection public, and renames it', async () => {
+    const headers = { 'x-baas-workspace': d.owner.workspaceId };
+    const collectionOf = async (name: string) => (await (await page.request.get(`/v1/collections/${name}`, { headers })).json()) as { public: boolean };
+    expect((await page.request.post('/v1/collections', { data: { name: 'settings_demo' }, headers })).status()).toBe(201);
+    await page.goto('/collections/settings_demo');
+    const form = page.getByRole('form', { name: 'Collection settings' });
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await hasText(form.getByRole('status'), 'Nothing changed.');
+
+    await form.getByRole('switch', { name: /^Public/ }).check();
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Make settings_demo public?' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await form.getByRole('status').count()).toBe(0);
+    expect((await collectionOf('settings_demo')).public).toBe(false);
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await dialog.getByRole('button', { name: 'Make public' }).click();
+    await hasText(form.getByRole('status'), 'Saved.');
+    expect((await collectionOf('settings_demo')).public).toBe(true);
+
+    await form.getByLabel('Name').fill('settings_renamed');
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await page.waitForURL(/\/collections\/settings_renamed$/);
+    await hasText(form.getByRole('status'), 'Saved.');
+    expect((await collectionOf('settings_renamed')).public).toBe(true);
+  });
+
   it("shows the dashboard's own page for an address that is no page", async () => {
     const answer = await page.goto('/collections/wide/nothing-here');
     expect(answer?.status()).toBe(404);

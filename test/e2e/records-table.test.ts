@@ -129,6 +129,58 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: the records table', () =
     await expect.poll(() => checkbox.isChecked()).toBe(false);
   });
 
+  it('keeps the top bar usable while a record is open, at 1366 x 768, scrolled, and on a phone', async () => {
+    d.explainFailure();
+    const id = (await rows().nth(1).locator('th').innerText()).trim();
+    await cellOf(id, 'city').click();
+    await shown(panel());
+    for (const size of [{ width: 1366, height: 768 }, { width: 390, height: 844 }]) {
+      await page.setViewportSize(size);
+      for (const scrollY of [0, 300]) {
+        await page.evaluate((y) => window.scrollTo(0, y), scrollY);
+        // The panel starts where the bar ends (or at the window's top once the bar has scrolled away).
+        await expect.poll(() => panelTopAndBarBottom(page), { message: `${size.width}px, scrolled ${scrollY}px` }).toEqual(expect.objectContaining({ clear: true }));
+        expect(await coveredTopbarControls(page), `${size.width}px, scrolled ${scrollY}px`).toEqual([]);
+      }
+      await page.evaluate(() => window.scrollTo(0, 0));
+      // Playwright's own check that a click there reaches the button, without signing out.
+      await page.getByRole('banner').getByRole('button', { name: 'Sign out' }).click({ trial: true, timeout: 5000 });
+      await page.getByRole('banner').getByLabel('Workspace').click({ trial: true, timeout: 5000 });
+      await d.shot(`records-table-panel-${size.width}`);
+    }
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.keyboard.press('Escape');
+    await panel().waitFor({ state: 'detached' });
+  });
+
+  it("shows a change made elsewhere in the open record's history, without a reload, and one made while paused on resuming", async () => {
+    d.explainFailure();
+    const id = (await rows().nth(1).locator('th').innerText()).trim();
+    await cellOf(id, 'city').click();
+    await shown(panel());
+    const history = panel().getByRole('region', { name: 'History' });
+    await containsText(history, 'Revision 1: created');
+    expect(await history.innerText()).not.toContain('Revision 2');
+    // A mark that a reload of the page would wipe.
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    // Another client (an API call, not this tab) changes the record: the event stream tells the page.
+    await call('PATCH', `/v1/collections/crm/records/${id}`, { data: { company: 'Changed by another client' } });
+    await containsText(history, 'Revision 2: changed');
+    await history.getByText('Revision 2: changed').click();
+    await containsText(history.locator('details[open] pre'), 'Changed by another client');
+    await containsText(panel().getByRole('region', { name: 'Fields' }), 'Changed by another client');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
+    // Paused, a change is not heard of; resuming brings the history up to date too.
+    await page.getByRole('button', { name: 'Pause live updates' }).click();
+    await call('PATCH', `/v1/collections/crm/records/${id}`, { data: { company: 'Changed while paused' } });
+    await page.getByRole('button', { name: 'Resume live updates' }).click();
+    await containsText(history, 'Revision 3: changed');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await page.keyboard.press('Escape');
+    await panel().waitFor({ state: 'detached' });
+  });
+
   it('edits a cell in place with an input of its type, refuses what the schema refuses, and the history shows the change', async () => {
     d.explainFailure();
     const id = await firstRecordId();
@@ -217,6 +269,29 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: the records table', () =
     await otherUntouched();
   });
 });
+
+/** Whether the open record's panel starts below the top bar's visible part, with both edges in pixels. */
+async function panelTopAndBarBottom(page: Page): Promise<{ clear: boolean; panelTop: number; barBottom: number }> {
+  return page.evaluate(() => {
+    const panelTop = document.querySelector('.record-panel')!.getBoundingClientRect().top;
+    const barBottom = Math.max(0, document.querySelector('.topbar')!.getBoundingClientRect().bottom);
+    return { clear: panelTop >= barBottom - 1, panelTop, barBottom };
+  });
+}
+
+/** The top bar's controls that something else covers: the element found at a control's centre is not that control. */
+async function coveredTopbarControls(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.topbar a, .topbar button, .topbar select')]
+      .filter((control) => control.checkVisibility())
+      .flatMap((control) => {
+        const box = control.getBoundingClientRect();
+        if (box.bottom <= 0) return [];
+        const found = document.elementFromPoint(box.left + box.width / 2, Math.max(0, box.top) + (Math.min(box.bottom, window.innerHeight) - Math.max(0, box.top)) / 2);
+        return found && (found === control || control.contains(found)) ? [] : [`${control.textContent?.trim() || control.tagName} is under ${found?.closest('[class]')?.className ?? 'nothing'}`];
+      }),
+  );
+}
 
 /** Waits until the element is there and visible (playwright-core has no expect of its own). */
 async function shown(locator: Locator): Promise<void> {

@@ -1,8 +1,8 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState } from 'react';
 import { api, withCursor, type Page } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { Pager } from '../../ui/Pager.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
@@ -23,8 +23,6 @@ export function AttachFileForm(props: { collection: string; file: StoredFile; on
   const id = useId();
   const [search, setSearch] = useState('');
   const [recordId, setRecordId] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const recordsPath = collectionPath(props.collection, 'records');
   const records = usePagedQuery<RecordItem>([recordsPath, 'newest', 'picker'], (cursor, signal) =>
     api<Page<RecordItem>>('GET', withCursor(`${recordsPath}?sort=-createdAt&limit=100`, cursor), undefined, signal),
@@ -35,23 +33,21 @@ export function AttachFileForm(props: { collection: string; file: StoredFile; on
   const shown = matching.slice(0, SHOWN);
   const pastedId = RECORD_ID.test(search.trim()) && !records.items.some((record) => record.id === search.trim()) ? search.trim() : null;
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setError(null);
-    setBusy(true);
-    try {
-      const record = await api<RecordItem>('POST', collectionPath(props.collection, 'records', recordId, 'files'), { fileId: props.file.id });
-      props.onAttached(record);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const form = useForm(async () => {
+    const record = await api<RecordItem>('POST', collectionPath(props.collection, 'records', recordId, 'files'), { fileId: props.file.id });
+    props.onAttached(record);
+  });
 
   return (
-    <form className="panel stack" onSubmit={submit} aria-label={`Attach ${props.file.name} to a record`}>
-      <h2>Attach {props.file.name} to a record</h2>
+    <Form
+      form={form}
+      title={`Attach ${props.file.name} to a record`}
+      titleId={`${id}-title`}
+      submitLabel="Attach"
+      busyLabel="Attaching…"
+      disabled={recordId === ''}
+      onCancel={props.onCancel}
+    >
       <Field label="Find a record" hint="Any text of the record, or its id. Newest records first.">
         <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} spellCheck={false} autoComplete="off" />
       </Field>
@@ -82,8 +78,6 @@ export function AttachFileForm(props: { collection: string; file: StoredFile; on
         <Pager hasMore={records.hasMore} onMore={() => void records.more()} loading={records.loading} />
       </fieldset>
       <ErrorText error={records.error} />
-      <ErrorText error={error} />
-      <FormActions label="Attach" busyLabel="Attaching…" busy={busy} disabled={recordId === ''} onCancel={props.onCancel} />
-    </form>
+    </Form>
   );
 }

@@ -1,8 +1,9 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api } from '../../api.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
+import { useForm } from '../../ui/Form.js';
 import type { BulkDeleteResult, BulkUpdateResult } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
 import { idFilter } from './id-filter.js';
@@ -31,39 +32,24 @@ export function BulkChanges(props: {
   const [field, setField] = useState('');
   const [value, setValue] = useState('');
   const [pending, setPending] = useState<Pending | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [counting, setCounting] = useState(false);
   const base = collectionPath(props.collection, 'records');
 
-  async function countTrash() {
-    setError(null);
-    setCounting(true);
-    try {
-      const dry = await api<BulkDeleteResult>('POST', `${base}/bulk-delete`, { filter, dryRun: true });
-      setPending({ kind: 'trash', matched: dry.matched });
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setCounting(false);
-    }
-  }
-
-  async function countSet(event: FormEvent) {
-    event.preventDefault();
-    setError(null);
+  // Each change is counted first (a dry run); the confirm dialog then makes it. The two counts
+  // have their own error, and starting one forgets the other's.
+  const trashCount = useForm(async () => {
+    setCount.clear();
+    const dry = await api<BulkDeleteResult>('POST', `${base}/bulk-delete`, { filter, dryRun: true });
+    setPending({ kind: 'trash', matched: dry.matched });
+  });
+  const setCount = useForm(async () => {
+    trashCount.clear();
     const name = field.trim().replace(/^data\./, '');
     if (!name) return;
     const patch = nestedPatch(name, parseValue(value));
-    setCounting(true);
-    try {
-      const dry = await api<BulkUpdateResult>('POST', `${base}/bulk-update`, { filter, patch, dryRun: true });
-      setPending({ kind: 'set', matched: dry.matched, updated: dry.updated, field: name, patch });
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setCounting(false);
-    }
-  }
+    const dry = await api<BulkUpdateResult>('POST', `${base}/bulk-update`, { filter, patch, dryRun: true });
+    setPending({ kind: 'set', matched: dry.matched, updated: dry.updated, field: name, patch });
+  });
+  const counting = trashCount.busy || setCount.busy;
 
   /** Throws on failure, so the dialog stays open and says why. */
   async function confirmed() {
@@ -85,7 +71,7 @@ export function BulkChanges(props: {
     <section className="panel stack" aria-label={selected ? 'Changes to the selected records' : 'Changes by filter'}>
       <div className="actions">
         {props.canDelete ? (
-          <button type="button" className="quiet-danger" onClick={() => void countTrash()} disabled={counting}>
+          <button type="button" className="quiet-danger" onClick={() => void trashCount.send()} disabled={counting}>
             {selected ? `Trash the ${plural(selected.length)} selected…` : 'Trash all that match the filter…'}
           </button>
         ) : null}
@@ -97,7 +83,7 @@ export function BulkChanges(props: {
       </div>
       {props.search && !selected ? <p className="hint">These change every record the filter matches; the search is not part of them.</p> : null}
       {setOpen ? (
-        <form className="bulk-form" aria-label={selected ? 'Set a field on the selected records' : 'Set a field on all that match'} onSubmit={(event) => void countSet(event)}>
+        <form className="bulk-form" aria-label={selected ? 'Set a field on the selected records' : 'Set a field on all that match'} onSubmit={(event) => void setCount.send(event)}>
           <Field label="Field" hint="A data field, like plan or address.city">
             <input value={field} onChange={(event) => setField(event.target.value)} required spellCheck={false} autoComplete="off" />
           </Field>
@@ -109,7 +95,7 @@ export function BulkChanges(props: {
           </button>
         </form>
       ) : null}
-      <ErrorText error={error} />
+      <ErrorText error={trashCount.error ?? setCount.error} />
       <ConfirmDialog
         open={pending !== null}
         title={

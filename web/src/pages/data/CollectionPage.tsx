@@ -1,11 +1,11 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, fieldError } from '../../api.js';
 import { navigate, useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
@@ -30,11 +30,10 @@ export function CollectionPage() {
   const [newName, setNewName] = useState('');
   const [description, setDescription] = useState('');
   const [isPublic, setPublic] = useState(false);
-  const [saveError, setSaveError] = useState<unknown>(null);
-  const [saved, setSaved] = useState('');
-  const [busy, setBusy] = useState(false);
   const [confirmTrash, setConfirmTrash] = useState(false);
   const [confirmPublic, setConfirmPublic] = useState(false);
+  /** Set by the "Make public" answer for the save it starts: a ref, as that save runs before a re-render. */
+  const publicConfirmed = useRef(false);
 
   useEffect(() => {
     if (!collection.data) return;
@@ -43,40 +42,32 @@ export function CollectionPage() {
     setPublic(collection.data.public);
   }, [collection.data]);
 
-  async function save(event?: FormEvent) {
-    event?.preventDefault();
+  const form = useForm(async () => {
     const current = collection.data;
     if (!current) return;
-    setConfirmPublic(false);
-    setBusy(true);
-    setSaveError(null);
-    setSaved('');
-    try {
-      const changes = {
-        ...(newName !== current.name ? { name: newName } : {}),
-        ...(isPublic !== current.public ? { public: isPublic } : {}),
-        ...(description !== current.settings.description ? { settings: { description } } : {}),
-      };
-      if (Object.keys(changes).length === 0) {
-        setSaved('Nothing changed.');
-        return;
-      }
-      const updated = await api<Collection>('PATCH', collectionPath(current.name), changes);
-      setSaved('Saved.');
-      if (updated.name !== current.name) navigate(pagePath(updated.name), { replace: true });
-      else await collection.reload();
-    } catch (error) {
-      setSaveError(error);
-    } finally {
-      setBusy(false);
+    // Opening a collection to everyone is worth a second look: the save waits for the answer.
+    const opening = isPublic && !current.public;
+    if (opening && !publicConfirmed.current) {
+      setConfirmPublic(true);
+      return;
     }
-  }
+    publicConfirmed.current = false;
+    const changes = {
+      ...(newName !== current.name ? { name: newName } : {}),
+      ...(isPublic !== current.public ? { public: isPublic } : {}),
+      ...(description !== current.settings.description ? { settings: { description } } : {}),
+    };
+    if (Object.keys(changes).length === 0) return 'Nothing changed.';
+    const updated = await api<Collection>('PATCH', collectionPath(current.name), changes);
+    if (updated.name !== current.name) navigate(pagePath(updated.name), { replace: true });
+    else await collection.reload();
+    return 'Saved.';
+  });
 
-  function submit(event: FormEvent) {
-    event.preventDefault();
-    // Opening a collection to everyone is worth a second look.
-    if (isPublic && !collection.data?.public) setConfirmPublic(true);
-    else void save();
+  function saveConfirmedPublic() {
+    setConfirmPublic(false);
+    publicConfirmed.current = true;
+    void form.send();
   }
 
   async function moveToTrash() {
@@ -86,7 +77,7 @@ export function CollectionPage() {
   }
 
   const current = collection.data;
-  const nameProblem = newName !== '' && !COLLECTION_NAME.test(newName) ? COLLECTION_NAME_RULE : fieldError(saveError, 'name');
+  const nameProblem = newName !== '' && !COLLECTION_NAME.test(newName) ? COLLECTION_NAME_RULE : fieldError(form.error, 'name');
 
   return (
     <div className="stack">
@@ -102,25 +93,25 @@ export function CollectionPage() {
             <dt>Active schema</dt>
             <dd>{current.activeSchemaVersion === null ? 'none: any JSON object is accepted' : `version ${current.activeSchemaVersion}`}</dd>
           </dl>
-          <form className="panel stack" onSubmit={submit} aria-label="Collection settings">
+          <Form
+            form={form}
+            label="Collection settings"
+            submitLabel="Save settings"
+            busyLabel="Saving…"
+            disabled={Boolean(nameProblem && newName !== current.name)}
+            readOnlyNote={canUpdate ? undefined : `Your role (${session.workspace.role}) can read these settings but not change them.`}
+          >
             <Field label="Name" error={nameProblem} hint="Renaming changes the API paths that use the name; paths by id keep working.">
               <input value={newName} onChange={(event) => setNewName(event.target.value)} disabled={!canUpdate} spellCheck={false} autoComplete="off" />
             </Field>
-            <Field label="Description" error={fieldError(saveError, 'settings.description')}>
+            <Field label="Description" error={fieldError(form.error, 'settings.description')}>
               <textarea value={description} onChange={(event) => setDescription(event.target.value)} rows={3} maxLength={2000} disabled={!canUpdate} />
             </Field>
             <label className="check">
               <input type="checkbox" role="switch" checked={isPublic} onChange={(event) => setPublic(event.target.checked)} disabled={!canUpdate} />
               Public: anyone can list and read its records without signing in (writes still need a key or a session)
             </label>
-            <ErrorText error={saveError} />
-            {saved ? <p role="status">{saved}</p> : null}
-            {canUpdate ? (
-              <FormActions label="Save settings" busyLabel="Saving…" busy={busy} disabled={Boolean(nameProblem && newName !== current.name)} />
-            ) : (
-              <p className="hint">Your role ({session.workspace.role}) can read these settings but not change them.</p>
-            )}
-          </form>
+          </Form>
           {activeVersion === null || activeSchema.data ? (
             <>
               <SubmissionsSection collection={current} schema={activeSchema.data?.schema ?? null} canUpdate={canUpdate} onSaved={collection.reload} />
@@ -155,7 +146,7 @@ export function CollectionPage() {
         message="Anyone on the internet who knows the collection's id can then list and read all of its records, and download the files attached to them, without signing in."
         confirmLabel="Make public"
         danger
-        onConfirm={() => void save()}
+        onConfirm={saveConfirmedPublic}
         onCancel={() => setConfirmPublic(false)}
       />
     </div>

@@ -1,7 +1,7 @@
-import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { api, ApiError, apiVersioned, fieldErrors } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { fieldLines, lineAt, lineOfField } from './json-field-lines.js';
 import type { RecordItem } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
@@ -52,9 +52,9 @@ export function RecordEditor(props: {
   onClose: () => void;
 }) {
   const [text, setText] = useState(() => (props.record ? asText(props.record.data) : props.activeSchemaVersion !== null && formFields(props.schema) ? '{}\n' : EXAMPLE));
-  const [error, setError] = useState<unknown>(null);
+  /** Why the record could not be read for editing. */
+  const [openError, setOpenError] = useState<unknown>(null);
   const [problems, setProblems] = useState<Problem[]>([]);
-  const [busy, setBusy] = useState(false);
   // The version being edited: read afresh on opening (the list may be older), sent as If-Match.
   const [etag, setEtag] = useState<string | null>(null);
   const [opening, setOpening] = useState(props.record !== null);
@@ -94,7 +94,7 @@ export function RecordEditor(props: {
         setText(asText(body.data));
         setEtag(opened);
       })
-      .catch((caught: unknown) => current && setError(caught))
+      .catch((caught: unknown) => current && setOpenError(caught))
       .finally(() => current && setOpening(false));
     return () => {
       current = false;
@@ -113,23 +113,16 @@ export function RecordEditor(props: {
     }
   }
 
-  async function overwrite() {
+  /** The conflict's "Overwrite with my version": its own busy state and error, inside the conflict panel. */
+  const overwrite = useForm(async () => {
     if (!conflict) return;
-    setError(null);
-    setBusy(true);
-    try {
-      // Over the version the person has just seen: a change made after that is a new conflict.
-      const saved = await replace(JSON.parse(text), conflict.etag);
-      if (saved) {
-        noteOwnChange('record.updated', saved.id);
-        props.onSaved(saved);
-      }
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
+    // Over the version the person has just seen: a change made after that is a new conflict.
+    const saved = await replace(JSON.parse(text), conflict.etag);
+    if (saved) {
+      noteOwnChange('record.updated', saved.id);
+      props.onSaved(saved);
     }
-  }
+  });
 
   function reload() {
     if (!conflict) return;
@@ -137,7 +130,8 @@ export function RecordEditor(props: {
     setEtag(conflict.etag);
     setConflict(null);
     setProblems([]);
-    setError(null);
+    form.clear();
+    overwrite.clear();
   }
 
   /** To the form only from an object the form can hold; the JSON says what is wrong otherwise. */
@@ -162,9 +156,11 @@ export function RecordEditor(props: {
     return map;
   }, [problems]);
 
-  async function save(event: FormEvent) {
-    event.preventDefault();
-    setError(null);
+  /**
+   * Saves the record. What the browser or the schema finds wrong is listed by field (`problems`),
+   * not thrown: the form's one error would only say it again.
+   */
+  const form = useForm(async () => {
     setProblems([]);
     if (mode === 'form' && fields && formData) {
       // The browser's own checks first: each field says what is wrong, and nothing is sent.
@@ -191,7 +187,6 @@ export function RecordEditor(props: {
       setProblems([{ field: 'data', message: 'A record is one JSON object, like {"name": "Ada"}.', line: 0 }]);
       return;
     }
-    setBusy(true);
     try {
       const saved = props.record ? await replace(data, etag) : await api<RecordItem>('POST', collectionPath(props.collection, 'records'), { data });
       if (saved) {
@@ -200,107 +195,102 @@ export function RecordEditor(props: {
       }
     } catch (caught) {
       const fields = fieldErrors(caught).filter((entry) => entry.field === 'data' || entry.field.startsWith('data.'));
-      if (caught instanceof ApiError && fields.length > 0) {
-        const lines = fieldLines(text);
-        setProblems(fields.map((entry) => ({ ...entry, message: entry.message || caught.message, line: lineOfField(lines, entry.field) })));
-      }
-      setError(caught);
-    } finally {
-      setBusy(false);
+      if (!(caught instanceof ApiError && fields.length > 0)) throw caught;
+      const lines = fieldLines(text);
+      setProblems(fields.map((entry) => ({ ...entry, message: entry.message || caught.message, line: lineOfField(lines, entry.field) })));
     }
-  }
+  });
 
   return (
-    <section className="panel stack record-editor" aria-labelledby={titleId}>
-      <h2 id={titleId}>{props.record ? `Edit record ${props.record.id}` : 'New record'}</h2>
+    <Form
+      form={form}
+      className="panel stack record-editor"
+      title={props.record ? `Edit record ${props.record.id}` : 'New record'}
+      titleId={titleId}
+      submitLabel={opening ? 'Opening…' : props.record ? 'Save record' : 'Create record'}
+      busyLabel="Saving…"
+      disabled={opening || conflict !== null}
+      onCancel={props.onClose}
+    >
       <p className="hint">
         {mode === 'form' ? 'One field for each property of the schema.' : "The record's data as one JSON object."}{' '}
         {props.activeSchemaVersion === null
           ? 'No schema version is active: any object is accepted.'
           : `It must match schema version ${props.activeSchemaVersion}; errors appear beside the field they are about.`}
       </p>
-      <form className="stack" onSubmit={save} noValidate>
-        {fields ? (
-          <div className="toolbar" role="group" aria-label="Edit as">
-            <button type="button" aria-pressed={mode === 'form'} onClick={() => switchTo('form')}>
-              Form
-            </button>
-            <button type="button" aria-pressed={mode === 'json'} onClick={() => switchTo('json')}>
-              JSON
-            </button>
-          </div>
-        ) : null}
-        {mode === 'form' && fields && formData ? (
-          <RecordForm
-            fields={fields}
-            data={formData}
-            onChange={(next) => {
-              setText(asText(next));
-              setProblems((previous) => previous.filter((problem) => !problem.field.startsWith('data.')));
-            }}
-            serverProblems={new Map(problems.filter((problem) => problem.field.startsWith('data.')).map((problem) => [problem.field.slice(5), problem.message]))}
-            checkAll={checkAll}
-            disabled={opening}
-          />
-        ) : null}
-        {mode === 'json' ? (
-          <>
-            <label htmlFor={`${titleId}-json`}>Data (JSON)</label>
-            <div className="json-editor">
-              <textarea
-                id={`${titleId}-json`}
-                ref={textarea}
-                value={text}
-                readOnly={opening}
-                onChange={(event) => setText(event.target.value)}
-                onScroll={(event) => {
-                  if (gutter.current) gutter.current.scrollTop = event.currentTarget.scrollTop;
-                }}
-                rows={Math.min(24, Math.max(8, lineCount + 1))}
-                wrap="off"
-                spellCheck={false}
-                autoCapitalize="off"
-                autoComplete="off"
-                aria-invalid={problems.length > 0 || undefined}
-                aria-describedby={problems.length > 0 ? listId : undefined}
-              />
-              {/* Beside the text: each error on the line of its field. The list below says the same for screen readers. */}
-              <div className="json-gutter" ref={gutter} aria-hidden="true" data-testid="field-errors-beside">
-                {Array.from({ length: lineCount + 1 }, (_, line) => (
-                  <div key={line} className="json-gutter-line" data-line={line + 1}>
-                    {(byLine.get(line) ?? []).map((problem) => `${shortName(problem.field)} ${problem.message}`).join('; ')}
-                  </div>
-                ))}
-              </div>
-            </div>
-          </>
-        ) : null}
-        {listed.length > 0 ? (
-          <ul id={listId} className="field-errors" role="alert" aria-label="Problems in the record">
-            {listed.map((problem, index) => (
-              <li key={index}>
-                <strong>{problem.field}</strong>
-                {mode === 'json' ? ` (line ${problem.line + 1})` : ''}: {problem.message}
-              </li>
-            ))}
-          </ul>
-        ) : null}
-        {listed.length < problems.length ? (
-          <p className="error" role="alert">
-            {problems.length - listed.length === 1 ? 'One field above needs' : `${problems.length - listed.length} fields above need`} a change before the record can be saved.
-          </p>
-        ) : null}
-        {problems.length === 0 ? <ErrorText error={error} /> : null}
-        {conflict ? <ConflictPanel mine={text} conflict={conflict} busy={busy} onReload={reload} onOverwrite={() => void overwrite()} /> : null}
-        <FormActions
-          label={props.record ? 'Save record' : 'Create record'}
-          busyLabel={opening ? 'Opening…' : 'Saving…'}
-          busy={busy || opening}
-          disabled={conflict !== null}
-          onCancel={props.onClose}
+      {fields ? (
+        <div className="toolbar" role="group" aria-label="Edit as">
+          <button type="button" aria-pressed={mode === 'form'} onClick={() => switchTo('form')}>
+            Form
+          </button>
+          <button type="button" aria-pressed={mode === 'json'} onClick={() => switchTo('json')}>
+            JSON
+          </button>
+        </div>
+      ) : null}
+      {mode === 'form' && fields && formData ? (
+        <RecordForm
+          fields={fields}
+          data={formData}
+          onChange={(next) => {
+            setText(asText(next));
+            setProblems((previous) => previous.filter((problem) => !problem.field.startsWith('data.')));
+          }}
+          serverProblems={new Map(problems.filter((problem) => problem.field.startsWith('data.')).map((problem) => [problem.field.slice(5), problem.message]))}
+          checkAll={checkAll}
+          disabled={opening}
         />
-      </form>
-    </section>
+      ) : null}
+      {mode === 'json' ? (
+        <>
+          <label htmlFor={`${titleId}-json`}>Data (JSON)</label>
+          <div className="json-editor">
+            <textarea
+              id={`${titleId}-json`}
+              ref={textarea}
+              value={text}
+              readOnly={opening}
+              onChange={(event) => setText(event.target.value)}
+              onScroll={(event) => {
+                if (gutter.current) gutter.current.scrollTop = event.currentTarget.scrollTop;
+              }}
+              rows={Math.min(24, Math.max(8, lineCount + 1))}
+              wrap="off"
+              spellCheck={false}
+              autoCapitalize="off"
+              autoComplete="off"
+              aria-invalid={problems.length > 0 || undefined}
+              aria-describedby={problems.length > 0 ? listId : undefined}
+            />
+            {/* Beside the text: each error on the line of its field. The list below says the same for screen readers. */}
+            <div className="json-gutter" ref={gutter} aria-hidden="true" data-testid="field-errors-beside">
+              {Array.from({ length: lineCount + 1 }, (_, line) => (
+                <div key={line} className="json-gutter-line" data-line={line + 1}>
+                  {(byLine.get(line) ?? []).map((problem) => `${shortName(problem.field)} ${problem.message}`).join('; ')}
+                </div>
+              ))}
+            </div>
+          </div>
+        </>
+      ) : null}
+      {listed.length > 0 ? (
+        <ul id={listId} className="field-errors" role="alert" aria-label="Problems in the record">
+          {listed.map((problem, index) => (
+            <li key={index}>
+              <strong>{problem.field}</strong>
+              {mode === 'json' ? ` (line ${problem.line + 1})` : ''}: {problem.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {listed.length < problems.length ? (
+        <p className="error" role="alert">
+          {problems.length - listed.length === 1 ? 'One field above needs' : `${problems.length - listed.length} fields above need`} a change before the record can be saved.
+        </p>
+      ) : null}
+      <ErrorText error={openError} />
+      {conflict ? <ConflictPanel mine={text} conflict={conflict} busy={overwrite.busy} error={overwrite.error} onReload={reload} onOverwrite={() => void overwrite.send()} /> : null}
+    </Form>
   );
 }
 
@@ -309,7 +299,7 @@ export function RecordEditor(props: {
  * saved meanwhile. Reloading takes the saved one (the person's changes are dropped); overwriting
  * saves theirs over it, knowing what it replaces.
  */
-function ConflictPanel(props: { mine: string; conflict: Conflict; busy: boolean; onReload: () => void; onOverwrite: () => void }) {
+function ConflictPanel(props: { mine: string; conflict: Conflict; busy: boolean; error: unknown; onReload: () => void; onOverwrite: () => void }) {
   const titleId = useId();
   const { current, etag } = props.conflict;
   return (
@@ -330,6 +320,7 @@ function ConflictPanel(props: { mine: string; conflict: Conflict; busy: boolean;
           <pre data-testid="conflict-saved">{asText(current.data)}</pre>
         </figure>
       </div>
+      <ErrorText error={props.error} />
       <div className="actions">
         <button type="button" onClick={props.onReload} disabled={props.busy}>
           Reload the saved version

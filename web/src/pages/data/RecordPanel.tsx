@@ -1,15 +1,14 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { api, type Page } from '../../api.js';
+import { api } from '../../api.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
 import { formatBytes } from '../../ui/format-bytes.js';
+import { useClearOfTopbar } from '../../ui/useClearOfTopbar.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import type { RecordItem, RecordVersion as Version, StoredFile } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
 import { downloadFromApi } from './download.js';
-
-/** Enough history for a glance; the API has the rest (docs/history.md). */
-const VERSIONS_SHOWN = 20;
+import { useRecordHistory, VERSIONS_SHOWN } from './record-history-query.js';
 
 const CHANGE_WORDS: Record<Version['change'], string> = {
   created: 'created',
@@ -23,7 +22,9 @@ const CHANGE_WORDS: Record<Version['change'], string> = {
 /**
  * The record opened from its row, beside the table: its fields in full, its files and its
  * history (the versions kept, newest first), with what may be done to it. Escape or Close shuts
- * it, and the keyboard goes back where it was.
+ * it, and the keyboard goes back where it was. It stays below the top bar, whose controls remain
+ * usable while it is open. The history follows changes made elsewhere: the page marks it stale
+ * when the event stream tells of one (useRecordHistoryInvalidation).
  */
 export function RecordPanel(props: {
   collection: string;
@@ -39,6 +40,7 @@ export function RecordPanel(props: {
   const { record } = props;
   const onClose = useRef(props.onClose);
   onClose.current = props.onClose;
+  useClearOfTopbar(panel);
 
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
@@ -133,9 +135,7 @@ function FileLine(props: { collection: string; fileId: string }) {
 }
 
 function RecordHistory(props: { collection: string; record: RecordItem }) {
-  const path = collectionPath(props.collection, 'records', props.record.id, 'versions');
-  // The record's updatedAt is in the key, so a change heard of (a save, live updates) reads it again.
-  const versions = useApiQuery([path, props.record.updatedAt], (signal) => api<Page<Version>>('GET', `${path}?limit=${VERSIONS_SHOWN}`, undefined, signal));
+  const versions = useRecordHistory(props.collection, props.record.id);
   const shown = versions.data?.data ?? [];
   return (
     <section aria-label="History">

@@ -4,6 +4,7 @@ import { navigate, useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
+import { useForm } from '../../ui/Form.js';
 import { useHiddenColumns, usePageSize } from '../../ui/DataTable.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { useEventStream } from '../../ui/useEventStream.js';
@@ -17,6 +18,7 @@ import { ImportPanel } from './ImportPanel.js';
 import { RecordEditor } from './RecordEditor.js';
 import { takeOwnChange } from './own-changes.js';
 import { RecordPanel } from './RecordPanel.js';
+import { useRecordHistoryInvalidation } from './record-history-query.js';
 import { CellEditor } from './CellEditor.js';
 import { cellKind, type CellKind } from './cell-kind.js';
 import { DEFAULT_SORT_PARAM, RecordsTable } from './RecordsTable.js';
@@ -92,9 +94,8 @@ export function RecordsPage() {
   const [panel, setPanel] = useState<'import' | 'export' | null>(null);
   const [confirming, setConfirming] = useState<{ record: RecordItem; action: 'trash' | 'purge' } | null>(null);
   const [notice, setNotice] = useState('');
-  const [actionError, setActionError] = useState<unknown>(null);
-  const [restoring, setRestoring] = useState(false);
-  const live = useLiveRecords(collection.data?.id ?? null, trashed, records);
+  const forgetHistory = useRecordHistoryInvalidation(name);
+  const live = useLiveRecords(collection.data?.id ?? null, trashed, records, forgetHistory);
 
   function setQuery(changes: Record<string, string>) {
     const next = new URLSearchParams(query);
@@ -105,23 +106,8 @@ export function RecordsPage() {
     const search = next.toString();
     setCellEditing(null);
     setNotice('');
-    setActionError(null);
+    restoring.clear();
     navigate(search ? `${path}?${search}` : path);
-  }
-
-  async function restore(record: RecordItem) {
-    setActionError(null);
-    setRestoring(true);
-    try {
-      await api('POST', collectionPath(name, 'records', record.id, 'restore'));
-      setOpenId(null);
-      setNotice(`Record ${record.id} is back.`);
-      await records.reload();
-    } catch (error) {
-      setActionError(error);
-    } finally {
-      setRestoring(false);
-    }
   }
 
   /** Throws on failure, so the dialog stays open and says why. */
@@ -138,6 +124,15 @@ export function RecordsPage() {
   const selectable = !trashed && (can('records:update') || can('records:delete'));
   const openRecord = openId ? (records.items.find((record) => record.id === openId) ?? null) : null;
   const schema = activeVersion !== null ? activeSchema.data?.schema : null;
+
+  /** Restores the record open in the panel (the trash view's Restore); the page's notice says so. */
+  const restoring = useForm(async () => {
+    if (!openRecord) return;
+    await api('POST', collectionPath(name, 'records', openRecord.id, 'restore'));
+    setOpenId(null);
+    setNotice(`Record ${openRecord.id} is back.`);
+    await records.reload();
+  });
 
   function openRow(record: RecordItem) {
     if (record.id !== openId) setEditingOpen(false);
@@ -176,7 +171,7 @@ export function RecordsPage() {
     return trashed ? (
       <>
         {can('records:delete') ? (
-          <button type="button" onClick={() => void restore(record)} disabled={restoring} aria-label={`Restore record ${record.id}`}>
+          <button type="button" onClick={() => void restoring.send()} disabled={restoring.busy} aria-label={`Restore record ${record.id}`}>
             Restore
           </button>
         ) : null}
@@ -306,7 +301,7 @@ export function RecordsPage() {
       {allMatching ? null : changesByFilter}
 
       {notice ? <p role="status" className="notice">{notice}</p> : null}
-      <ErrorText error={actionError} />
+      <ErrorText error={restoring.error} />
       {records.error && !badFilter ? <ErrorText error={records.error} /> : null}
 
       {!records.error ? (
@@ -421,9 +416,11 @@ interface LiveRecords {
  * Keeps the records list up to date as records change elsewhere (the API's event stream): a
  * change updates its row in place, a trashed record leaves the list, and new or restored records
  * bring the first page again (where they belong depends on the filter and the order). In the
- * trash view every change reloads it. Paused, nothing changes; resuming reloads the list.
+ * trash view every change reloads it. Each change also marks that record's history stale, so an
+ * open side panel shows the new version. Paused, nothing changes; resuming reloads the list and
+ * the histories.
  */
-function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>): LiveRecords {
+function useLiveRecords(collectionId: string | null, trashed: boolean, records: Paged<RecordItem>, forgetHistory: (recordId?: string) => void): LiveRecords {
   const [paused, setPaused] = useState(false);
   const [note, announce] = useState('');
   const [marked, setMarked] = useState<ReadonlySet<string>>(new Set());
@@ -447,6 +444,7 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
     const record = event.message.data.record as { id: string; data: RecordData };
     // This tab's own save already said so (own-changes.ts): the list follows, without a second notice.
     const setNote = takeOwnChange(event.type, record.id) ? () => {} : announce;
+    forgetHistory(record.id);
     if (trashed) {
       setNote(`Record ${record.id} changed; the trash is up to date.`);
       reloadSoon();
@@ -472,7 +470,10 @@ function useLiveRecords(collectionId: string | null, trashed: boolean, records: 
   return {
     paused,
     togglePause: () => {
-      if (paused) void records.reload();
+      if (paused) {
+        void records.reload();
+        forgetHistory();
+      }
       announce('');
       setPaused(!paused);
     },

@@ -1,7 +1,6 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState } from 'react';
 import { api } from '../../api.js';
-import { ErrorText } from '../../ui/ErrorText.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import type { SchemaVersion } from '../../api-types.js';
 import { collectionPath } from './collection-paths.js';
 import { SchemaBuilder } from './SchemaBuilder.js';
@@ -49,9 +48,7 @@ export function SchemaVersionForm(props: {
   const [builderRevision, setBuilderRevision] = useState(0);
   const [tab, setTab] = useState<'builder' | 'json'>(reading.fields ? 'builder' : 'json');
   const [activate, setActivate] = useState(true);
-  const [error, setError] = useState<unknown>(null);
   const [problems, setProblems] = useState<string[]>([]);
-  const [busy, setBusy] = useState(false);
   const parsed = parseSchema(text);
 
   function editFields(next: BuilderField[]) {
@@ -73,22 +70,13 @@ export function SchemaVersionForm(props: {
     }
   }
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setError(null);
+  const form = useForm(async () => {
     const found = parsed.schema ? (reading.fields ? builderProblems(fields) : []) : [parsed.problem];
     setProblems(found);
     if (!parsed.schema || found.length) return;
-    setBusy(true);
-    try {
-      const version = await api<SchemaVersion>('POST', collectionPath(props.collection, 'schemas'), { schema: parsed.schema });
-      props.onCreated(version, activate);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  }
+    const version = await api<SchemaVersion>('POST', collectionPath(props.collection, 'schemas'), { schema: parsed.schema });
+    props.onCreated(version, activate);
+  });
 
   const tabButton = (name: 'builder' | 'json', label: string) => (
     <button type="button" role="tab" id={`${id}-${name}-tab`} aria-selected={tab === name} aria-controls={`${id}-${name}`} onClick={() => setTab(name)}>
@@ -97,56 +85,58 @@ export function SchemaVersionForm(props: {
   );
 
   return (
-    <section className="panel stack" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>New schema version</h2>
+    <Form
+      form={form}
+      title="New schema version"
+      titleId={`${id}-title`}
+      submitLabel={activate ? 'Create and activate' : 'Create as draft'}
+      busyLabel="Saving…"
+      onCancel={props.onCancel}
+    >
       <p className="hint">
         Describes one record's data. A version never changes once created; write a new one to change the rules. Records already stored are not re-checked.
       </p>
-      <form className="stack" onSubmit={submit} noValidate>
-        <div className="toolbar" role="tablist" aria-label="Write the schema with">
-          {tabButton('builder', 'Builder')}
-          {tabButton('json', 'JSON')}
+      <div className="toolbar" role="tablist" aria-label="Write the schema with">
+        {tabButton('builder', 'Builder')}
+        {tabButton('json', 'JSON')}
+      </div>
+      {tab === 'builder' ? (
+        <div role="tabpanel" id={`${id}-builder`} aria-labelledby={`${id}-builder-tab`}>
+          {reading.fields ? (
+            <SchemaBuilder key={builderRevision} fields={fields} onChange={editFields} />
+          ) : (
+            <p className="notice" role="status">
+              The builder cannot show this schema: {reading.problem} It is kept as written; edit it on the JSON tab, and the builder follows once it can show it.
+            </p>
+          )}
         </div>
-        {tab === 'builder' ? (
-          <div role="tabpanel" id={`${id}-builder`} aria-labelledby={`${id}-builder-tab`}>
-            {reading.fields ? (
-              <SchemaBuilder key={builderRevision} fields={fields} onChange={editFields} />
-            ) : (
-              <p className="notice" role="status">
-                The builder cannot show this schema: {reading.problem} It is kept as written; edit it on the JSON tab, and the builder follows once it can show it.
-              </p>
-            )}
-          </div>
-        ) : (
-          <div role="tabpanel" id={`${id}-json`} aria-labelledby={`${id}-json-tab`} className="field">
-            <label htmlFor={`${id}-schema`}>Schema (JSON Schema 2020-12)</label>
-            <textarea
-              id={`${id}-schema`}
-              className="code"
-              value={text}
-              onChange={(event) => editText(event.target.value)}
-              rows={Math.min(28, Math.max(10, text.split('\n').length + 1))}
-              wrap="off"
-              spellCheck={false}
-              aria-invalid={problems.length > 0 || error ? true : undefined}
-            />
-            {reading.fields ? null : <small className="hint">The builder cannot show this schema: {reading.problem}</small>}
-          </div>
-        )}
-        {props.previous && parsed.schema ? <SchemaDiffView before={props.previous.schema} after={parsed.schema} title={`Changes from version ${props.previous.version}`} /> : null}
-        <label className="check">
-          <input type="checkbox" checked={activate} onChange={(event) => setActivate(event.target.checked)} /> Activate it now (every new or changed record must match it)
-        </label>
-        {problems.length ? (
-          <ul className="field-errors" role="alert" aria-label="Problems in the schema">
-            {problems.map((problem) => (
-              <li key={problem}>{problem}</li>
-            ))}
-          </ul>
-        ) : null}
-        <ErrorText error={error} />
-        <FormActions label={activate ? 'Create and activate' : 'Create as draft'} busyLabel="Saving…" busy={busy} onCancel={props.onCancel} />
-      </form>
-    </section>
+      ) : (
+        <div role="tabpanel" id={`${id}-json`} aria-labelledby={`${id}-json-tab`} className="field">
+          <label htmlFor={`${id}-schema`}>Schema (JSON Schema 2020-12)</label>
+          <textarea
+            id={`${id}-schema`}
+            className="code"
+            value={text}
+            onChange={(event) => editText(event.target.value)}
+            rows={Math.min(28, Math.max(10, text.split('\n').length + 1))}
+            wrap="off"
+            spellCheck={false}
+            aria-invalid={problems.length > 0 || form.error ? true : undefined}
+          />
+          {reading.fields ? null : <small className="hint">The builder cannot show this schema: {reading.problem}</small>}
+        </div>
+      )}
+      {props.previous && parsed.schema ? <SchemaDiffView before={props.previous.schema} after={parsed.schema} title={`Changes from version ${props.previous.version}`} /> : null}
+      <label className="check">
+        <input type="checkbox" checked={activate} onChange={(event) => setActivate(event.target.checked)} /> Activate it now (every new or changed record must match it)
+      </label>
+      {problems.length ? (
+        <ul className="field-errors" role="alert" aria-label="Problems in the schema">
+          {problems.map((problem) => (
+            <li key={problem}>{problem}</li>
+          ))}
+        </ul>
+      ) : null}
+    </Form>
   );
 }
