@@ -57,7 +57,10 @@ export function DataTable<T>(props: {
   selection?: { selected: ReadonlySet<string>; onChange: (next: ReadonlySet<string>) => void };
   /** Clicking a row, or Enter on it, opens it (a side panel). */
   onOpen?: (row: T) => void;
-  /** The row open in the panel: marked as selected for the eye and for screen readers. */
+  /**
+   * The row open in the panel: marked for the eye, and for screen readers as the current one
+   * (`aria-current`), since `aria-selected` belongs to grids and this is a plain table.
+   */
   openKey?: string | null;
   /** Double-click or Enter on a cell: true when the cell is taken for editing, false to open the row instead. */
   onEdit?: (row: T, column: string) => boolean;
@@ -195,7 +198,7 @@ export function DataTable<T>(props: {
               const open = props.openKey === key;
               const classes = [props.rowClassName?.(item), open ? 'row-open' : undefined, props.onOpen ? 'row-opens' : undefined].filter(Boolean).join(' ');
               return (
-                <tr key={key} className={classes || undefined} aria-selected={props.onOpen ? open : undefined} onClick={(event) => onRowClick(event, item)}>
+                <tr key={key} className={classes || undefined} aria-current={open ? 'true' : undefined} onClick={(event) => onRowClick(event, item)}>
                   {props.selection ? (
                     <td className="select-cell">
                       <input type="checkbox" checked={selected!.has(key)} onChange={() => toggle(key)} aria-label={`Select ${props.rowLabel?.(item) ?? key}`} />
