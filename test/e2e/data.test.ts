@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
+import { seriousViolations } from './support/accessibility.js';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
 
 /**
@@ -247,6 +248,32 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     expect(download.suggestedFilename()).toBe('leads.ndjson');
     const exported = await streamText(await download.createReadStream());
     expect(exported.trim().split('\n').map((line) => JSON.parse(line).data.name).sort()).toEqual(['Ada', 'Barbara', 'Edsger', 'Grace', 'Linus']);
+  });
+
+  it('indexes a field: a bad name is refused beside its input, the index is listed, then deleted after asking', async () => {
+    await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Indexes' }).click();
+    await shown(page.getByText('No indexes yet.'));
+    const form = page.getByRole('form', { name: 'New index' });
+    await form.getByLabel('Index name').fill('Bad Name');
+    await form.getByLabel('Fields').fill('data.status');
+    await form.getByRole('button', { name: 'Create index' }).click();
+    await shown(form.getByRole('alert'));
+    expect(await form.getByLabel('Index name').getAttribute('aria-invalid')).toBe('true');
+
+    await form.getByLabel('Index name').fill('by_status');
+    await form.getByRole('button', { name: 'Create index' }).click();
+    await hasText(form.getByRole('status'), 'Index by_status is ready.');
+    expect(await form.getByRole('alert').count()).toBe(0);
+    const row = page.getByRole('table', { name: 'Indexes of leads' }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'by_status' }) });
+    expect(await row.getByRole('cell').allInnerTexts()).toEqual(['data.status', 'no', 'Delete']);
+    expect(await seriousViolations(page)).toEqual([]);
+    await d.shot('data-indexes');
+
+    await row.getByRole('button', { name: 'Delete index by_status' }).click();
+    await page.getByRole('dialog', { name: 'Delete index by_status?' }).getByRole('button', { name: 'Delete index' }).click();
+    await hasText(page.getByRole('status'), 'Index by_status is removed.');
+    await shown(page.getByText('No indexes yet.'));
+    expect(await form.getByRole('status').count()).toBe(0);
   });
 
   it('uploads a file with progress, attaches it to a record and downloads it', async () => {

@@ -47,6 +47,8 @@ export function usePageSize(key: string): [PageSize, (next: PageSize) => void] {
  */
 export function DataTable<T>(props: {
   caption: string;
+  /** Shows the caption above the table (it names the table for screen readers either way). */
+  captionShown?: boolean;
   rows: T[];
   rowKey: (row: T) => string;
   /** A name for the row in words, for the selection checkbox's label. */
@@ -162,7 +164,7 @@ export function DataTable<T>(props: {
       ) : null}
       <div className="table-wrap data-table-scroll">
         <table className={`data-grid${props.selection ? ' with-select' : ''}`}>
-          <caption className="visually-hidden">{props.caption}</caption>
+          <caption className={props.captionShown ? undefined : 'visually-hidden'}>{props.caption}</caption>
           <thead>
             <tr>
               {props.selection ? (
