@@ -242,10 +242,20 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await containsText(refused, 'data.age must be >= 0');
     await shown(page.getByText('5 records; showing 5.'));
     await d.shot('data-import-report');
+    // All or nothing: the bad line stops the import, the message names it, and nothing is kept.
+    await page.getByLabel('File (NDJSON, JSON array or CSV)').setInputFiles({ name: 'again.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(`${lines.join('\n')}\n`) });
+    expect(await report.count()).toBe(0);
+    await page.getByRole('radio', { name: 'All or nothing: stop and keep nothing' }).check();
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await containsText(page.getByRole('alert'), 'Nothing was imported. Fix line 2');
+    expect(await report.count()).toBe(0);
+    const kept = await page.request.get('/v1/collections/leads/records?limit=50', { headers: { 'x-baas-workspace': d.owner.workspaceId } });
+    expect(((await kept.json()) as { data: unknown[] }).data).toHaveLength(5);
 
     await page.getByRole('button', { name: 'Export…' }).click();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download NDJSON' }).click()]);
     expect(download.suggestedFilename()).toBe('leads.ndjson');
+    await containsText(page.getByRole('form', { name: 'Export' }).getByRole('status'), 'Saved leads.ndjson');
     const exported = await streamText(await download.createReadStream());
     expect(exported.trim().split('\n').map((line) => JSON.parse(line).data.name).sort()).toEqual(['Ada', 'Barbara', 'Edsger', 'Grace', 'Linus']);
   });
