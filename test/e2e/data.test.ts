@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { seriousViolations } from './support/accessibility.js';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
+import { layoutProblems } from './support/layout-check.js';
 
 /**
  * The data pages in a real browser against the real service: a collection, a schema version,
@@ -278,6 +279,12 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     expect(await row.getByRole('cell').allInnerTexts()).toEqual(['data.status', 'no', 'Delete']);
     expect(await seriousViolations(page)).toEqual([]);
     await d.shot('data-indexes');
+    // On a phone too: nothing sticks out of the window or covers something else.
+    const wide = page.viewportSize();
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await layoutProblems(page)).toEqual([]);
+    await d.shot('data-indexes-phone');
+    if (wide) await page.setViewportSize(wide);
 
     // A button in a table cell works from the keyboard too.
     await row.getByRole('button', { name: 'Delete index by_status' }).focus();
