@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
+import { seriousViolations } from './support/accessibility.js';
 import { startDashboard, type Dashboard } from './support/dashboard.js';
+import { layoutProblems } from './support/layout-check.js';
 
 /**
  * The data pages in a real browser against the real service: a collection, a schema version,
@@ -171,7 +173,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
 
   it('moves a record to the trash and restores it', async () => {
     // A quiet button in the record's panel; red only for the answer in the question it opens.
-    const trashButton = (await openRecord('Linus')).getByRole('button', { name: /to the trash$/ });
+    const trashButton = (await openRecord('Linus')).getByRole('button', { name: /^Move to trash: record / });
     expect(await backgroundOf(trashButton)).not.toBe(DANGER_RED);
     await trashButton.click();
     const dialog = page.getByRole('dialog', { name: 'Move this record to the trash?' });
@@ -241,12 +243,56 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     await containsText(refused, 'data.age must be >= 0');
     await shown(page.getByText('5 records; showing 5.'));
     await d.shot('data-import-report');
+    // All or nothing: the bad line stops the import, the message names it, and nothing is kept.
+    await page.getByLabel('File (NDJSON, JSON array or CSV)').setInputFiles({ name: 'again.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(`${lines.join('\n')}\n`) });
+    expect(await report.count()).toBe(0);
+    await page.getByRole('radio', { name: 'All or nothing: stop and keep nothing' }).check();
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await containsText(page.getByRole('alert'), 'Nothing was imported. Fix line 2');
+    expect(await report.count()).toBe(0);
+    const kept = await page.request.get('/v1/collections/leads/records?limit=50', { headers: { 'x-baas-workspace': d.owner.workspaceId } });
+    expect(((await kept.json()) as { data: unknown[] }).data).toHaveLength(5);
 
     await page.getByRole('button', { name: 'Export…' }).click();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download NDJSON' }).click()]);
     expect(download.suggestedFilename()).toBe('leads.ndjson');
+    await containsText(page.getByRole('form', { name: 'Export' }).getByRole('status'), 'Saved leads.ndjson');
     const exported = await streamText(await download.createReadStream());
     expect(exported.trim().split('\n').map((line) => JSON.parse(line).data.name).sort()).toEqual(['Ada', 'Barbara', 'Edsger', 'Grace', 'Linus']);
+  });
+
+  it('indexes a field: a bad name is refused beside its input, the index is listed, then deleted after asking', async () => {
+    await page.getByRole('navigation', { name: 'Collection leads' }).getByRole('link', { name: 'Indexes' }).click();
+    await shown(page.getByText('No indexes yet.'));
+    const form = page.getByRole('form', { name: 'New index' });
+    await form.getByLabel('Index name').fill('Bad Name');
+    await form.getByLabel('Fields').fill('data.status');
+    await form.getByRole('button', { name: 'Create index' }).click();
+    await shown(form.getByRole('alert'));
+    expect(await form.getByLabel('Index name').getAttribute('aria-invalid')).toBe('true');
+
+    await form.getByLabel('Index name').fill('by_status');
+    await form.getByRole('button', { name: 'Create index' }).click();
+    await hasText(form.getByRole('status'), 'Index by_status is ready.');
+    expect(await form.getByRole('alert').count()).toBe(0);
+    const row = page.getByRole('table', { name: 'Indexes of leads' }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'by_status' }) });
+    expect(await row.getByRole('cell').allInnerTexts()).toEqual(['data.status', 'no', 'Delete']);
+    expect(await seriousViolations(page)).toEqual([]);
+    await d.shot('data-indexes');
+    // On a phone too: nothing sticks out of the window or covers something else.
+    const wide = page.viewportSize();
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await layoutProblems(page)).toEqual([]);
+    await d.shot('data-indexes-phone');
+    if (wide) await page.setViewportSize(wide);
+
+    // A button in a table cell works from the keyboard too.
+    await row.getByRole('button', { name: 'Delete index by_status' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Delete index by_status?' }).getByRole('button', { name: 'Delete index' }).click();
+    await hasText(page.getByRole('status'), 'Index by_status is removed.');
+    await shown(page.getByText('No indexes yet.'));
+    expect(await form.getByRole('status').count()).toBe(0);
   });
 
   it('uploads a file with progress, attaches it to a record and downloads it', async () => {
@@ -325,7 +371,7 @@ describe.skipIf(!inject('chromiumPresent'))('dashboard: data', () => {
     expect(await viewer.getByRole('checkbox', { name: /^Select/ }).count()).toBe(0);
     await viewer.getByRole('row').filter({ hasText: 'Ada' }).first().locator('th').click();
     await viewer.getByRole('complementary', { name: /^Record rec_/ }).getByRole('region', { name: 'History' }).waitFor();
-    expect(await viewer.getByRole('button', { name: /^Edit record|to the trash$/ }).count()).toBe(0);
+    expect(await viewer.getByRole('button', { name: /^Edit record|^Move to trash: record/ }).count()).toBe(0);
     expect(await viewer.getByRole('button', { name: 'Export…' }).count()).toBe(1);
     const tabs = viewer.getByRole('navigation', { name: 'Collection leads' });
     expect(await tabs.getByRole('link', { name: 'Indexes' }).count()).toBe(0);

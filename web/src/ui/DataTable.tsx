@@ -47,6 +47,8 @@ export function usePageSize(key: string): [PageSize, (next: PageSize) => void] {
  */
 export function DataTable<T>(props: {
   caption: string;
+  /** Shows the caption above the table (it names the table for screen readers either way). */
+  captionShown?: boolean;
   rows: T[];
   rowKey: (row: T) => string;
   /** A name for the row in words, for the selection checkbox's label. */
@@ -57,7 +59,10 @@ export function DataTable<T>(props: {
   selection?: { selected: ReadonlySet<string>; onChange: (next: ReadonlySet<string>) => void };
   /** Clicking a row, or Enter on it, opens it (a side panel). */
   onOpen?: (row: T) => void;
-  /** The row open in the panel: marked as selected for the eye and for screen readers. */
+  /**
+   * The row open in the panel: marked for the eye, and for screen readers as the current one
+   * (`aria-current`), since `aria-selected` belongs to grids and this is a plain table.
+   */
   openKey?: string | null;
   /** Double-click or Enter on a cell: true when the cell is taken for editing, false to open the row instead. */
   onEdit?: (row: T, column: string) => boolean;
@@ -159,7 +164,7 @@ export function DataTable<T>(props: {
       ) : null}
       <div className="table-wrap data-table-scroll">
         <table className={`data-grid${props.selection ? ' with-select' : ''}`}>
-          <caption className="visually-hidden">{props.caption}</caption>
+          <caption className={props.captionShown ? undefined : 'visually-hidden'}>{props.caption}</caption>
           <thead>
             <tr>
               {props.selection ? (
@@ -195,7 +200,7 @@ export function DataTable<T>(props: {
               const open = props.openKey === key;
               const classes = [props.rowClassName?.(item), open ? 'row-open' : undefined, props.onOpen ? 'row-opens' : undefined].filter(Boolean).join(' ');
               return (
-                <tr key={key} className={classes || undefined} aria-selected={props.onOpen ? open : undefined} onClick={(event) => onRowClick(event, item)}>
+                <tr key={key} className={classes || undefined} aria-current={open ? 'true' : undefined} onClick={(event) => onRowClick(event, item)}>
                   {props.selection ? (
                     <td className="select-cell">
                       <input type="checkbox" checked={selected!.has(key)} onChange={() => toggle(key)} aria-label={`Select ${props.rowLabel?.(item) ?? key}`} />

@@ -4,7 +4,7 @@ import { Link, navigate, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { Pager } from '../../ui/Pager.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { CreateCollectionForm } from './CreateCollectionForm.js';
@@ -42,46 +42,37 @@ export function CollectionsPage() {
         <p className="empty">No collections yet.{session.can('collections:create') ? ' Create the first one below.' : ''}</p>
       ) : null}
       {collections.items.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Collections of {session.workspace.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Records</th>
-                <th scope="col">Description</th>
-                <th scope="col">Access</th>
-                <th scope="col">Schema</th>
-                <th scope="col">Created</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {collections.items.map((collection) => (
-                <tr key={collection.id}>
-                  <th scope="row">
-                    <Link to={pagePath(collection.name, 'records')}>{collection.name}</Link>
-                  </th>
-                  <td className="number">{recordCount(collection)}</td>
-                  <td>{collection.settings.description}</td>
-                  <td>{collection.public ? <span className="badge">public</span> : 'private'}</td>
-                  <td>{collection.activeSchemaVersion === null ? 'none' : `version ${collection.activeSchemaVersion}`}</td>
-                  <td><Time value={collection.createdAt} /></td>
-                  <td className="row-actions">
-                    <Link to={pagePath(collection.name)}>Settings</Link>
-                    {session.can('collections:delete') ? (
-                      <button type="button" className="quiet-danger" onClick={() => setTrashing(collection)} aria-label={`Move to trash: ${collection.name}`}>
-                        Move to trash
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<ListedCollection>
+          caption={`Collections of ${session.workspace.name}`}
+          rows={collections.items}
+          rowKey={(collection) => collection.id}
+          columns={[
+            { id: 'name', label: 'Name', fixed: true, cell: (collection) => <Link to={pagePath(collection.name, 'records')}>{collection.name}</Link>, title: (collection) => collection.name },
+            { id: 'records', label: 'Records', className: 'number', cell: recordCount },
+            { id: 'description', label: 'Description', cell: (collection) => collection.settings.description, title: (collection) => collection.settings.description ?? undefined },
+            { id: 'access', label: 'Access', cell: (collection) => (collection.public ? <span className="badge">public</span> : 'private') },
+            { id: 'schema', label: 'Schema', cell: (collection) => (collection.activeSchemaVersion === null ? 'none' : `version ${collection.activeSchemaVersion}`) },
+            { id: 'createdAt', label: 'Created', cell: (collection) => <Time value={collection.createdAt} /> },
+            {
+              id: 'actions',
+              label: 'Actions',
+              header: <span className="visually-hidden">Actions</span>,
+              className: 'actions-cell',
+              cell: (collection) => (
+                <>
+                  <Link to={pagePath(collection.name)}>Settings</Link>{' '}
+                  {session.can('collections:delete') ? (
+                    <button type="button" className="quiet-danger" onClick={() => setTrashing(collection)} aria-label={`Move to trash: ${collection.name}`}>
+                      Move to trash
+                    </button>
+                  ) : null}
+                </>
+              ),
+            },
+          ]}
+          pager={{ hasMore: collections.hasMore, loading: collections.loading, onMore: () => void collections.more() }}
+        />
       ) : null}
-      <Pager hasMore={collections.hasMore} loading={collections.loading} onMore={() => void collections.more()} />
       {session.can('collections:create') ? (
         <CreateCollectionForm
           // Straight to the new collection's records: the next thing to do is to put some in.

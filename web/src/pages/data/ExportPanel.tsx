@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import { ErrorText } from '../../ui/ErrorText.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { downloadFromApi } from './download.js';
 import { collectionPath } from './collection-paths.js';
 import { formatBytes } from '../../ui/format-bytes.js';
@@ -9,29 +9,17 @@ export function ExportPanel(props: { collection: string; filter: string }) {
   const id = useId();
   const [format, setFormat] = useState<'ndjson' | 'csv'>('ndjson');
   const [onlyMatching, setOnlyMatching] = useState(true);
-  const [received, setReceived] = useState<number | null>(null);
-  const [done, setDone] = useState('');
-  const [error, setError] = useState<unknown>(null);
-
-  async function start() {
-    setError(null);
-    setDone('');
+  const [received, setReceived] = useState(0);
+  const form = useForm(async () => {
     setReceived(0);
     const query = new URLSearchParams({ format });
     if (onlyMatching && props.filter) query.set('filter', props.filter);
-    try {
-      const saved = await downloadFromApi(`${collectionPath(props.collection, 'export')}?${query}`, `${props.collection}.${format}`, (bytes) => setReceived(bytes));
-      setDone(`Saved ${saved.name} (${formatBytes(saved.size)}).`);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setReceived(null);
-    }
-  }
+    const saved = await downloadFromApi(`${collectionPath(props.collection, 'export')}?${query}`, `${props.collection}.${format}`, (bytes) => setReceived(bytes));
+    return `Saved ${saved.name} (${formatBytes(saved.size)}).`;
+  });
 
   return (
-    <section className="panel stack" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>Export</h2>
+    <Form form={form} title="Export" titleId={`${id}-title`} submitLabel={`Download ${format.toUpperCase()}`} busyLabel="Downloading…">
       <fieldset className="inline-options">
         <legend>Format</legend>
         <label className="check">
@@ -46,18 +34,11 @@ export function ExportPanel(props: { collection: string; filter: string }) {
           <input type="checkbox" checked={onlyMatching} onChange={(event) => setOnlyMatching(event.target.checked)} /> Only records matching the filter <code>{props.filter}</code>
         </label>
       ) : null}
-      <div className="actions">
-        <button type="button" onClick={() => void start()} disabled={received !== null}>
-          {received !== null ? 'Downloading…' : `Download ${format.toUpperCase()}`}
-        </button>
-      </div>
-      {received !== null ? (
+      {form.busy ? (
         <p role="status" className="progress">
           <progress aria-label="Export download" /> {formatBytes(received)} received
         </p>
       ) : null}
-      {done ? <p role="status">{done}</p> : null}
-      <ErrorText error={error} />
-    </section>
+    </Form>
   );
 }

@@ -1,10 +1,14 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState } from 'react';
 import { ApiError, upload } from '../../api.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
+import { useForm } from '../../ui/Form.js';
 import { FormActions } from '../../ui/FormActions.js';
 import { ProgressBar } from '../../ui/ProgressBar.js';
 import type { ImportReport } from '../../api-types.js';
+
+type RefusedLine = ImportReport['rejected'][number];
 import { collectionPath } from './collection-paths.js';
 import { formatBytes } from '../../ui/format-bytes.js';
 
@@ -54,14 +58,24 @@ export function ImportPanel(props: { collection: string; onImported: () => void 
   /** Set when the chosen CSV file is an export: offers to leave its id and time columns out. */
   const [fromExport, setFromExport] = useState(false);
   const [skipExportColumns, setSkipExportColumns] = useState(true);
-  const [progress, setProgress] = useState<number | null>(null);
+  const [progress, setProgress] = useState(0);
   const [report, setReport] = useState<ImportReport | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  // The report, not a notice, says how it went; the error is shown by ImportError, which names the line.
+  const form = useForm(async () => {
+    if (!file) return;
+    setReport(null);
+    setProgress(0);
+    const query = new URLSearchParams({ mode });
+    if (format === 'csv' && fromExport && skipExportColumns) query.set('skipColumns', EXPORT_COLUMNS.join(','));
+    const answer = await upload<ImportReport>(`${collectionPath(props.collection, 'import')}?${query}`, file, CONTENT_TYPES[format], setProgress);
+    setReport(answer);
+    if (answer.imported > 0) props.onImported();
+  });
 
   function choose(chosen: File | null) {
     setFile(chosen);
     setReport(null);
-    setError(null);
+    form.clear();
     const guessed = chosen ? formatOfName(chosen.name) : null;
     if (guessed) setFormat(guessed);
     setFromExport(false);
@@ -69,30 +83,11 @@ export function ImportPanel(props: { collection: string; onImported: () => void 
     if (chosen && guessed === 'csv') void startsLikeAnExport(chosen).then(setFromExport, () => setFromExport(false));
   }
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (!file) return;
-    setError(null);
-    setReport(null);
-    setProgress(0);
-    try {
-      const query = new URLSearchParams({ mode });
-      if (format === 'csv' && fromExport && skipExportColumns) query.set('skipColumns', EXPORT_COLUMNS.join(','));
-      const answer = await upload<ImportReport>(`${collectionPath(props.collection, 'import')}?${query}`, file, CONTENT_TYPES[format], setProgress);
-      setReport(answer);
-      if (answer.imported > 0) props.onImported();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setProgress(null);
-    }
-  }
-
-  const uploading = progress !== null;
+  const uploading = form.busy;
   return (
     <section className="panel stack" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>Import</h2>
-      <form className="stack" onSubmit={submit}>
+      <form className="stack" onSubmit={(event) => void form.send(event)}>
         <Field label="File (NDJSON, JSON array or CSV)" hint={file ? `${file.name}, ${formatBytes(file.size)}` : undefined}>
           <input type="file" accept=".ndjson,.jsonl,.json,.csv,application/json,text/csv" onChange={(event) => choose(event.target.files?.[0] ?? null)} disabled={uploading} />
         </Field>
@@ -125,7 +120,7 @@ export function ImportPanel(props: { collection: string; onImported: () => void 
           <ProgressBar value={progress} label={progress < 1 ? 'Uploading' : 'Uploaded; saving the records'} />
         </div>
       ) : null}
-      {error ? <ImportError error={error} /> : null}
+      {form.error ? <ImportError error={form.error} /> : null}
       {report ? <ImportReportView report={report} /> : null}
     </section>
   );
@@ -152,36 +147,35 @@ function ImportReportView(props: { report: ImportReport }) {
         {rejectedCount > 0 ? `; ${rejectedCount.toLocaleString()} ${rejectedCount === 1 ? 'line was' : 'lines were'} refused.` : '.'}
       </p>
       {rejected.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption>Refused lines{rejectedCount > rejected.length ? ` (the first ${rejected.length.toLocaleString()})` : ''}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Line</th>
-                <th scope="col">Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rejected.map((row) => (
-                <tr key={row.line}>
-                  <th scope="row">{row.line}</th>
-                  <td>
-                    {row.error.message}
-                    {fieldsOf(row.error.details).length > 1 ? (
-                      <ul>
-                        {fieldsOf(row.error.details).map((entry, index) => (
-                          <li key={index}><code>{entry.field}</code> {entry.message}</li>
-                        ))}
-                      </ul>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<RefusedLine>
+          caption={`Refused lines${rejectedCount > rejected.length ? ` (the first ${rejected.length.toLocaleString()})` : ''}`}
+          captionShown
+          rows={rejected}
+          rowKey={(row) => String(row.line)}
+          columns={[
+            { id: 'line', label: 'Line', fixed: true, cell: (row) => row.line },
+            { id: 'why', label: 'Why', className: 'wrap-cell', cell: whyRefused },
+          ]}
+        />
       ) : null}
     </div>
+  );
+}
+
+/** The API's message, and each field it names when there are several. */
+function whyRefused(row: RefusedLine) {
+  const fields = fieldsOf(row.error.details);
+  return (
+    <>
+      {row.error.message}
+      {fields.length > 1 ? (
+        <ul>
+          {fields.map((entry, index) => (
+            <li key={index}><code>{entry.field}</code> {entry.message}</li>
+          ))}
+        </ul>
+      ) : null}
+    </>
   );
 }
 

@@ -1,10 +1,11 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, fieldError, loadAll, type Page } from '../../api.js';
 import { useRoute, useTitle } from '../../router.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
-import { FormActions } from '../../ui/FormActions.js';
+import { Form, useForm } from '../../ui/Form.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import type { RecordIndex } from '../../api-types.js';
@@ -20,33 +21,26 @@ export function IndexesPage() {
   const [indexName, setIndexName] = useState('');
   const [fields, setFields] = useState('');
   const [unique, setUnique] = useState(false);
-  const [createError, setCreateError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [deleting, setDeleting] = useState<RecordIndex | null>(null);
+  /** What the last delete did; a create says so in its own form. */
   const [notice, setNotice] = useState('');
 
-  async function create(event: FormEvent) {
-    event.preventDefault();
-    setCreateError(null);
-    setBusy(true);
-    try {
-      const list = fields.split(',').map((field) => field.trim()).filter(Boolean);
-      const created = await api<RecordIndex>('POST', collectionPath(name, 'indexes'), { name: indexName, fields: list, unique });
-      setNotice(`Index ${created.name} is ready.`);
-      setIndexName('');
-      setFields('');
-      setUnique(false);
-      await indexes.reload();
-    } catch (caught) {
-      setCreateError(caught);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const form = useForm(async () => {
+    const list = fields.split(',').map((field) => field.trim()).filter(Boolean);
+    const created = await api<RecordIndex>('POST', collectionPath(name, 'indexes'), { name: indexName, fields: list, unique });
+    setNotice('');
+    setIndexName('');
+    setFields('');
+    setUnique(false);
+    await indexes.reload();
+    return `Index ${created.name} is ready.`;
+  });
 
   async function remove(index: RecordIndex) {
     await api('DELETE', collectionPath(name, 'indexes', index.name));
     setDeleting(null);
+    // One notice at a time: the form's "ready" would be out of date beside this one.
+    form.clear();
     setNotice(`Index ${index.name} is removed.`);
     await indexes.reload();
   }
@@ -60,48 +54,39 @@ export function IndexesPage() {
       <ErrorText error={indexes.error} />
       {indexes.data && list.length === 0 ? <p className="empty">No indexes yet.</p> : null}
       {list.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Indexes of {name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Fields</th>
-                <th scope="col">Unique</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((index) => (
-                <tr key={index.name}>
-                  <th scope="row">{index.name}</th>
-                  <td>{index.fields.map((field) => <code key={field}>{field} </code>)}</td>
-                  <td>{index.unique ? 'unique' : 'no'}</td>
-                  <td className="row-actions">
-                    <button type="button" className="quiet-danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable<RecordIndex>
+          caption={`Indexes of ${name}`}
+          rows={list}
+          rowKey={(index) => index.name}
+          columns={[
+            { id: 'name', label: 'Name', fixed: true, cell: (index) => index.name, title: (index) => index.name },
+            { id: 'fields', label: 'Fields', cell: (index) => index.fields.map((field) => <code key={field}>{field} </code>), title: (index) => index.fields.join(', ') },
+            { id: 'unique', label: 'Unique', cell: (index) => (index.unique ? 'unique' : 'no') },
+            {
+              id: 'actions',
+              label: 'Actions',
+              header: <span className="visually-hidden">Actions</span>,
+              className: 'actions-cell',
+              cell: (index) => (
+                <button type="button" className="quiet-danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
+                  Delete
+                </button>
+              ),
+            },
+          ]}
+        />
       ) : null}
-      <form className="panel stack" onSubmit={create} aria-label="New index">
-        <h2>New index</h2>
-        <Field label="Index name" error={fieldError(createError, 'name')} hint="Lower-case letters, digits and _, starting with a letter.">
+      <Form form={form} title="New index" submitLabel="Create index" busyLabel="Building…">
+        <Field label="Index name" error={fieldError(form.error, 'name')} hint="Lower-case letters, digits and _, starting with a letter.">
           <input value={indexName} onChange={(event) => setIndexName(event.target.value)} spellCheck={false} autoComplete="off" placeholder="by_email" />
         </Field>
-        <Field label="Fields" error={fieldError(createError, 'fields')} hint="One to four, comma separated: data.<path>, createdAt or updatedAt, e.g. data.email or data.status, createdAt.">
+        <Field label="Fields" error={fieldError(form.error, 'fields')} hint="One to four, comma separated: data.<path>, createdAt or updatedAt, e.g. data.email or data.status, createdAt.">
           <input value={fields} onChange={(event) => setFields(event.target.value)} spellCheck={false} autoComplete="off" placeholder="data.email" />
         </Field>
         <label className="check">
           <input type="checkbox" checked={unique} onChange={(event) => setUnique(event.target.checked)} /> Unique: no two records may have the same values
         </label>
-        <ErrorText error={createError} />
-        <FormActions label="Create index" busyLabel="Building…" busy={busy} />
-      </form>
+      </Form>
       <ConfirmDialog
         open={deleting !== null}
         title={`Delete index ${deleting?.name ?? ''}?`}

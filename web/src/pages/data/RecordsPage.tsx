@@ -189,7 +189,7 @@ export function RecordsPage() {
           </button>
         ) : null}
         {can('records:delete') ? (
-          <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move record ${record.id} to the trash`}>
+          <button type="button" className="quiet-danger" onClick={() => setConfirming({ record, action: 'trash' })} aria-label={`Move to trash: record ${record.id}`}>
             Move to trash
           </button>
         ) : null}

@@ -2,8 +2,9 @@ import { useId, useState } from 'react';
 import { api, type Page } from '../../api.js';
 import { useRoute, useTitle } from '../../router.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
+import { DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import type { Aggregate, Collection, RecordItem, SchemaVersion } from '../../api-types.js';
+import type { Aggregate, AggregateGroup, Collection, RecordItem, SchemaVersion } from '../../api-types.js';
 import { CollectionTabs } from './CollectionTabs.js';
 import { collectionPath } from './collection-paths.js';
 import { filterFields } from './filter-fields.js';
@@ -136,25 +137,15 @@ function GroupByTable(props: { collection: string; fields: string[] }) {
           <ErrorText error={groups.error} />
           {groups.data ? (
             rows.length ? (
-              <div className="table-wrap">
-                <table className="records-table">
-                  <caption className="visually-hidden">Records per value of data.{field}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">data.{field}</th>
-                      <th scope="col">records</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((row) => (
-                      <tr key={JSON.stringify(row.group)}>
-                        <th scope="row">{valueText(row.group[`data.${field}`])}</th>
-                        <td>{row.count.toLocaleString()}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable<AggregateGroup>
+                caption={`Records per value of data.${field}`}
+                rows={rows}
+                rowKey={(row) => JSON.stringify(row.group)}
+                columns={[
+                  { id: 'value', label: `data.${field}`, fixed: true, cell: (row) => valueText(row.group[`data.${field}`]), title: (row) => valueText(row.group[`data.${field}`]) },
+                  { id: 'count', label: 'records', className: 'number', cell: (row) => row.count.toLocaleString() },
+                ]}
+              />
             ) : (
               <p className="empty">No records yet.</p>
             )
