@@ -17,6 +17,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 
+/**
+ * scrypt at N=2^10 in the servers and commands started here, as in the in-process harness: the
+ * real cost takes 150 ms a sign-in. test/passwords.test.ts keeps the real cost.
+ */
+const CHEAP_PASSWORD_HASHES = { PLAINBASE_TEST_PASSWORD_HASH_COST: '10' };
+
 export interface ServerProcess {
   base: string;
   child: ChildProcess;
@@ -70,6 +76,7 @@ export async function startServer(env: Record<string, string>, readyWithinMs = 9
       PLAINBASE_LOG_LEVEL: env.PLAINBASE_API === 'off' ? 'info' : 'warn',
       PLAINBASE_RATE_LIMIT_PER_KEY: '0',
       PLAINBASE_RATE_LIMIT_PER_IP: '0',
+      ...CHEAP_PASSWORD_HASHES,
       ...(ownDataDir ? { PLAINBASE_DATA_DIR: ownDataDir } : {}),
       ...env,
     },
@@ -185,7 +192,7 @@ export interface CliRun {
  * PLAINBASE_ variables but those of `settings`; `stdin` is written to it and closed.
  */
 export function runCli(args: string[], settings: Record<string, string>, stdin = ''): Promise<CliRun> {
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...settings };
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...CHEAP_PASSWORD_HASHES, ...settings };
   return new Promise((resolve) => {
     const child = execFile(process.execPath, [path.join(ROOT, 'bin/plainbase.js'), ...args], { env, timeout: 90_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
