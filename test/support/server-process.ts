@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Engine } from '../../src/db/dialect.js';
+import { CHEAP_PASSWORD_HASHES } from './cheap-password-hashes.js';
 
 /**
  * The real service as a child process (`node bin/plainbase.js serve`), for tests about what only
@@ -16,12 +17,6 @@ import type { Engine } from '../../src/db/dialect.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
-
-/**
- * scrypt at N=2^10 in the servers and commands started here, as in the in-process harness: the
- * real cost takes 150 ms a sign-in. test/passwords.test.ts keeps the real cost.
- */
-const CHEAP_PASSWORD_HASHES = { PLAINBASE_TEST_PASSWORD_HASH_COST: '10' };
 
 export interface ServerProcess {
   base: string;
