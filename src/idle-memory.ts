@@ -9,19 +9,21 @@ import vm from 'node:vm';
  * spell of requests or an import another) and shrinks it only in a collection that runs while
  * little has been allocated for the last few seconds. A quiet server runs no collection at all, so
  * it would keep those 32 MB, about a quarter of its idle memory, for as long as it stays quiet. So
- * after a busy spell, at each quiet check while the young generation is still large, this asks for
- * a full collection: by the second quiet check at the latest, V8 judges the allocation rate over
- * quiet time only and shrinks the young generation (freeing what the busy spell left in the old
- * one too). Then nothing more happens until the process has been busy again. A collection of an
- * idle heap takes some tens of milliseconds, at a moment when the event loop had next to nothing
- * to do.
+ * after a busy spell, at a quiet check while the young generation is still large, this asks for
+ * V8's "last resort" collection (several full ones in a row, meant for memory pressure): it
+ * shrinks the young generation whatever the allocation rate, frees what the busy spell left in the
+ * old one, and hands the freed pages back to the system. An ordinary full collection does not: the
+ * pages go to V8's pool for reuse and stay in the process's resident memory (measured on an idle
+ * server: RSS 147 MB before and after an ordinary one; 144 → 109 MB after a last-resort one). Then
+ * nothing more happens until the process has been busy again. On an idle heap it takes about a
+ * tenth of a second, at a moment when the event loop had next to nothing to do.
  */
 
 /** The share of a check's time the event loop may have been busy for the process to count as quiet. */
 const QUIET_SHARE = 0.1;
 /** A young generation this small has nothing worth giving back (V8 starts it at 1 MB per half). */
 const SMALL_YOUNG_GENERATION = 8 * 1024 * 1024;
-/** Collections asked for per quiet spell at most, should V8 keep the young generation large. */
+/** Collections asked for per quiet spell at most, should the young generation stay large (a V8 that knows no last resort). */
 const COLLECTIONS_PER_QUIET_SPELL = 3;
 
 const youngGenerationBytes = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
@@ -32,7 +34,7 @@ export interface IdleTrim {
   readonly collections: number;
 }
 
-/** Starts the checks, every `intervalMs` (10 s: V8 looks at the allocation rate of the last 5 s). */
+/** Starts the checks, every `intervalMs` (10 s: a collection comes only after that long without work). */
 export function trimMemoryWhenIdle(options: { intervalMs?: number } = {}): IdleTrim {
   const collect = fullCollection();
   let timer: NodeJS.Timeout | undefined;
@@ -65,13 +67,18 @@ export function trimMemoryWhenIdle(options: { intervalMs?: number } = {}): IdleT
  * where this Node does not allow it: the process keeps its memory then, nothing else changes.
  */
 function fullCollection(): (() => void) | null {
-  if (typeof globalThis.gc === 'function') return globalThis.gc;
+  const gc = typeof globalThis.gc === 'function' ? globalThis.gc : exposedGc();
+  // A V8 that knows no `flavor` runs an ordinary full collection.
+  return gc ? () => void gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }) : null;
+}
+
+function exposedGc(): ((options: object) => void) | null {
   try {
     v8.setFlagsFromString('--expose-gc');
     const collect: unknown = vm.runInNewContext('gc');
     // Off again, so that no context made later (by a library's vm use) finds a global gc.
     v8.setFlagsFromString('--no-expose-gc');
-    return typeof collect === 'function' ? (collect as () => void) : null;
+    return typeof collect === 'function' ? (collect as (options: object) => void) : null;
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 import { buildApp } from './app.js';
 import { buildDeps, closeServices } from './build-services.js';
 import { systemClock } from './clock.js';
-import { redactDatabaseUrl, type Config } from './config.js';
+import { PASSWORD_HASH_COST, redactDatabaseUrl, type Config } from './config.js';
 import { connectStorage, type Storage } from './db/connect.js';
 import { migrateStorage } from './db/migrate.js';
 import type { Deps } from './deps.js';
@@ -56,6 +56,9 @@ export async function serve(config: Config): Promise<void> {
   if (created) log.info({ personId: created.id, email: created.email }, 'created the first owner from PLAINBASE_OWNER_EMAIL');
   if (config.webhookAllowPrivate) {
     log.warn('PLAINBASE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call private and loopback addresses. Never run production like this.');
+  }
+  if (config.passwordHashCost < PASSWORD_HASH_COST) {
+    log.warn(`PLAINBASE_TEST_PASSWORD_HASH_COST is ${config.passwordHashCost}: new password hashes are ${2 ** (PASSWORD_HASH_COST - config.passwordHashCost)} times cheaper to guess. For tests only; never run production like this.`);
   }
   // Loaded only when it runs: a process with PLAINBASE_WORKER=off holds none of its code.
   const worker = config.worker ? new (await import('./worker/delivery-worker.js')).DeliveryWorker(deps, { log, leaseMs: config.webhookClaimSeconds * 1000 }) : null;

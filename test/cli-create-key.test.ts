@@ -39,6 +39,8 @@ describeEachEngine('plainbase create-key', (engine) => {
 
     const reply = await me(made.stdout.trim());
     expect(reply.status).toBe(200);
+    // The suite's servers hash passwords cheaply (support/server-process.ts), and say so.
+    expect(server!.output.join('')).toContain('PLAINBASE_TEST_PASSWORD_HASH_COST is 10');
     expect(reply.body).toMatchObject({ key: { name: 'import script', mode: 'live' }, grantedScopes: ['records:read', 'records:create'] });
 
     const session = await signInOwner(server!.base);

@@ -132,6 +132,9 @@ describe('loadConfig', () => {
     ['PLAINBASE_LOG_LEVEL', { PLAINBASE_LOG_LEVEL: 'loud' }, /one of fatal, error/],
     ['PLAINBASE_WEBHOOK_ALLOW_PRIVATE', { PLAINBASE_WEBHOOK_ALLOW_PRIVATE: 'maybe' }, /1 or 0/],
     ['PLAINBASE_WEBHOOK_CA_FILE', { PLAINBASE_WEBHOOK_CA_FILE: '/nonexistent/ca.pem' }, /cannot read/],
+    // A test may make hashes cheaper, down to a floor, and never dearer than the service's own.
+    ['PLAINBASE_TEST_PASSWORD_HASH_COST', { PLAINBASE_TEST_PASSWORD_HASH_COST: '9' }, /at least 10/],
+    ['PLAINBASE_TEST_PASSWORD_HASH_COST', { PLAINBASE_TEST_PASSWORD_HASH_COST: '16' }, /at most 15/],
   ])('names %s for %j', (variable, env, detail) => {
     const error = configError(env);
     expect(error.variable).toBe(variable);

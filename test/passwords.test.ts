@@ -47,6 +47,7 @@ describeEachEngine('passwords', (engine) => {
 
   it('hashes at the real cost (scrypt N=2^15) unless a test lowers it, and verifies a hash of either cost', async () => {
     expect(loadConfig({}).passwordHashCost).toBe(15);
+    expect(loadConfig({ PLAINBASE_TEST_PASSWORD_HASH_COST: '10' }).passwordHashCost).toBe(10);
     t = await startTestApp(engine, { passwordHashCost: loadConfig({}).passwordHashCost });
     await createOwner(t.deps, OWNER);
     const stored = await t.deps.db.selectFrom('people').select('password_hash').executeTakeFirstOrThrow();

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Engine } from '../../src/db/dialect.js';
+import { CHEAP_PASSWORD_HASHES } from './cheap-password-hashes.js';
 
 /**
  * The real service as a child process (`node bin/plainbase.js serve`), for tests about what only
@@ -70,6 +71,7 @@ export async function startServer(env: Record<string, string>, readyWithinMs = 9
       PLAINBASE_LOG_LEVEL: env.PLAINBASE_API === 'off' ? 'info' : 'warn',
       PLAINBASE_RATE_LIMIT_PER_KEY: '0',
       PLAINBASE_RATE_LIMIT_PER_IP: '0',
+      ...CHEAP_PASSWORD_HASHES,
       ...(ownDataDir ? { PLAINBASE_DATA_DIR: ownDataDir } : {}),
       ...env,
     },
@@ -185,7 +187,7 @@ export interface CliRun {
  * PLAINBASE_ variables but those of `settings`; `stdin` is written to it and closed.
  */
 export function runCli(args: string[], settings: Record<string, string>, stdin = ''): Promise<CliRun> {
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...settings };
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PLAINBASE_'))), ...CHEAP_PASSWORD_HASHES, ...settings };
   return new Promise((resolve) => {
     const child = execFile(process.execPath, [path.join(ROOT, 'bin/plainbase.js'), ...args], { env, timeout: 90_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import { CHEAP_PASSWORD_HASHES } from '../../support/cheap-password-hashes.js';
 
 /**
  * The real service as a person runs it (`bin/plainbase.js serve`), on loopback, on SQLite in a
@@ -58,6 +59,7 @@ export async function startLiveServer(env: Record<string, string> = {}): Promise
       PLAINBASE_ENV: 'development',
       PLAINBASE_LOG_LEVEL: 'warn',
       PLAINBASE_SIGN_IN_SLOWDOWN_MS: '0',
+      ...CHEAP_PASSWORD_HASHES,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
