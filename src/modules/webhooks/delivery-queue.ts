@@ -141,6 +141,11 @@ export interface Round {
    * that it counts the calls that finished meanwhile.
    */
   claim: (() => Claim) | null;
+  /**
+   * Whether the claim may take the workspaces a recent claim found again instead of looking
+   * (fair-claim.ts claimWorkspaces): the worker's busy rounds, never one that fans out.
+   */
+  reuseWorkspaces?: boolean;
 }
 
 export interface RoundDone {
@@ -169,7 +174,7 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
     if (!claim || claim.limit <= 0) return { fannedOut, due: [], claimedAll: false };
-    const { due, all } = await claimDue(trx, deps.dialect, deps.db, now, claim);
+    const { due, all } = await claimDue(trx, deps.dialect, deps.db, now, claim, round.fanOut === 0 && round.reuseWorkspaces === true);
     return { fannedOut, due, claimedAll: all };
   });
   if (done.fannedOut.events > 0) {
@@ -227,13 +232,13 @@ export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueD
  * delivery. `all` tells whether everything due was claimed: no workspace filled its share, none
  * was left for the next claim, none left for room.
  */
-async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: object, now: Date, claim: Claim): Promise<{ due: DueDelivery[]; all: boolean }> {
+async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: object, now: Date, claim: Claim, reuseWorkspaces: boolean): Promise<{ due: DueDelivery[]; all: boolean }> {
   const { limit, leaseMs, perWebhook, perWorkspace, inFlight, inFlightByWorkspace } = claim;
   const nowIso = now.toISOString();
   const fullWebhooks = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
   const fullWorkspaces = new Set([...inFlightByWorkspace].filter(([, count]) => count >= perWorkspace).map(([id]) => id));
   // Per workspace (fair-claim.ts): a backlog in one fills only its own read.
-  const { workspaces, more } = await claimWorkspaces(trx, dialect, key, fullWorkspaces);
+  const { workspaces, more } = await claimWorkspaces(trx, dialect, key, fullWorkspaces, reuseWorkspaces);
   const dueOf = (workspaceId: string, share: number) => dueDeliveries(trx, dialect, workspaceId, nowIso, share, fullWebhooks);
   type DueRow = Awaited<ReturnType<ReturnType<typeof dueOf>['execute']>>[number];
   const rows: DueRow[] = [];
