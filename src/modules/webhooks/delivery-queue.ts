@@ -1,8 +1,9 @@
-import { sql, type SqlBool, type Transaction } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { ExpiringRows } from '../../db/expiring-rows.js';
-import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
+import { transactionPreferringIndexOrder } from '../../db/index-order-transaction.js';
+import type { DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
 import { madeBefore, newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
 import { erasedAmong } from '../events/erased-records.js';
@@ -48,7 +49,7 @@ export async function fanOutEvents(deps: Deps, batchSize: number): Promise<FanOu
  * once it is enabled again, so nothing that happens meanwhile is lost.
  * On PostgreSQL, workers in several processes each take different events (SKIP LOCKED).
  */
-async function fanOut(trx: Transaction<Database>, dialect: Dialect, key: object, at: Date, batchSize: number): Promise<FanOut> {
+async function fanOut(trx: Executor, dialect: Dialect, key: object, at: Date, batchSize: number): Promise<FanOut> {
   const now = at.toISOString();
   // Each workspace with waiting events gets its share of the batch (fair-fan-out.ts).
   const { events, more } = await takeWaitingEvents(trx, dialect, key, batchSize);
@@ -89,7 +90,7 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, key: object,
  * Marks events fanned out and gives them their places in the sequence, after every event
  * sequenced before (see migration 0010), in id order within the batch.
  */
-async function markFannedOut(trx: Transaction<Database>, dialect: Dialect, ids: string[], now: string): Promise<void> {
+async function markFannedOut(trx: Executor, dialect: Dialect, ids: string[], now: string): Promise<void> {
   if (dialect.sequencingLock) await dialect.sequencingLock.execute(trx);
   const { last } = await trx
     .selectFrom('events')
@@ -167,9 +168,8 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
   const { finished } = round;
   if (round.fanOut <= 0 && finished.length === 0 && !round.claim) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
   const now = deps.clock.now();
-  const done = await deps.db.transaction().execute(async (trx): Promise<RoundDone> => {
-    // The fan-out's and the claim's ordered reads come from their indexes (fair-fan-out.ts).
-    if ((round.fanOut > 0 || round.claim) && deps.dialect.preferIndexOrder) await deps.dialect.preferIndexOrder.execute(trx);
+  // The fan-out's and the claim's ordered reads come from their indexes (fair-fan-out.ts).
+  const done = await transactionPreferringIndexOrder(deps.db, deps.dialect, async (trx): Promise<RoundDone> => {
     const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, deps.db, now, round.fanOut) : NOTHING_FANNED_OUT;
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
@@ -232,7 +232,7 @@ export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueD
  * delivery. `all` tells whether everything due was claimed: no workspace filled its share, none
  * was left for the next claim, none left for room.
  */
-async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: object, now: Date, claim: Claim, reuseWorkspaces: boolean): Promise<{ due: DueDelivery[]; all: boolean }> {
+async function claimDue(trx: Executor, dialect: Dialect, key: object, now: Date, claim: Claim, reuseWorkspaces: boolean): Promise<{ due: DueDelivery[]; all: boolean }> {
   const { limit, leaseMs, perWebhook, perWorkspace, inFlight, inFlightByWorkspace } = claim;
   const nowIso = now.toISOString();
   const fullWebhooks = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
@@ -352,7 +352,7 @@ const ATTEMPT_ROWS_PER_INSERT = 200;
  * writes `webhook.auto_disabled` to the audit log, in the same transaction. If the transaction
  * fails, nothing is logged and the deliveries' claims run out, so they are attempted again.
  */
-async function writeAttempts(trx: Transaction<Database>, finished: readonly FinishedAttempt[]): Promise<void> {
+async function writeAttempts(trx: Executor, finished: readonly FinishedAttempt[]): Promise<void> {
   // A record deleted for good while its delivery was on its way: the receiver's answer may echo it.
   const erased = await erasedAmong(trx, finished.filter(({ delivery }) => delivery.eventType.startsWith('record.')).map(({ delivery }) => delivery.eventId));
   const attempts: DeliveryAttemptsTable[] = [];

@@ -1,6 +1,6 @@
-import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
-import type { Database } from '../../db/schema.js';
+import type { Executor } from '../../db/schema.js';
 
 /**
  * Workspaces taken in turns, for the worker's fair fan-out (fair-fan-out.ts) and fair claim
@@ -28,7 +28,7 @@ export class WorkspaceRotation {
   ) {}
 
   /** This round's workspaces, and whether some were left for the next round. */
-  async next(trx: Transaction<Database>, dialect: Dialect, key: object, reuse = false): Promise<{ workspaces: string[]; more: boolean }> {
+  async next(trx: Executor, dialect: Dialect, key: object, reuse = false): Promise<{ workspaces: string[]; more: boolean }> {
     const last = this.lastFull.get(key);
     if (reuse && last && performance.now() - last.at < REUSE_MS) return { workspaces: last.workspaces, more: false };
     const after = this.stoppedAt.get(key) ?? '';
