@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { ExpiringRows } from '../../db/expiring-rows.js';
 import { transactionPreferringIndexOrder } from '../../db/index-order-transaction.js';
+import { insertRows } from '../../db/insert-rows.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
 import { madeBefore, newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
@@ -79,9 +80,7 @@ async function fanOut(trx: Executor, dialect: Dialect, key: object, at: Date, ba
       deliveries.push(newDelivery(event.workspace_id, webhook.id, event.id, event.type, now));
     }
   }
-  for (let start = 0; start < deliveries.length; start += 500) {
-    await trx.insertInto('deliveries').values(deliveries.slice(start, start + 500)).execute();
-  }
+  await insertRows(trx, 'deliveries', DELIVERY_COLUMNS, deliveries);
   await markFannedOut(trx, dialect, events.map((event) => event.id), now);
   return { events: events.length, deliveries: deliveries.length, more };
 }
@@ -341,8 +340,17 @@ export function withoutResponse(attempt: FinishedAttempt): FinishedAttempt {
   return { ...attempt, result: { ...attempt.result, responseHeaders: {}, responseBody: RESPONSE_NOT_LOGGED } };
 }
 
-/** Rows per INSERT: 10 values each, far below the bound-parameter limits of both engines. */
-const ATTEMPT_ROWS_PER_INSERT = 200;
+/**
+ * The columns of the worker's bulk inserts, written by insertRows: every round inserts its
+ * attempts and a round that fans out up to thousands of deliveries, and Kysely's builder would
+ * make and compile a query node for each value.
+ */
+const DELIVERY_COLUMNS = [
+  'id', 'workspace_id', 'webhook_id', 'event_id', 'event_type', 'state', 'attempt_count', 'next_attempt_at', 'locked_until', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof DeliveriesTable)[];
+const ATTEMPT_COLUMNS = [
+  'id', 'delivery_id', 'workspace_id', 'webhook_id', 'at', 'status', 'duration_ms', 'response_headers', 'response_body', 'error',
+] as const satisfies readonly (keyof DeliveryAttemptsTable)[];
 
 /**
  * Logs attempts and moves their deliveries on: each succeeded, retried on the schedule, or dead.
@@ -392,9 +400,7 @@ async function writeAttempts(trx: Executor, finished: readonly FinishedAttempt[]
     outcomes.set(delivery.webhookId, list);
   }
 
-  for (let start = 0; start < attempts.length; start += ATTEMPT_ROWS_PER_INSERT) {
-    await trx.insertInto('delivery_attempts').values(attempts.slice(start, start + ATTEMPT_ROWS_PER_INSERT)).execute();
-  }
+  await insertRows(trx, 'delivery_attempts', ATTEMPT_COLUMNS, attempts);
   for (const [attemptCount, { ids, at }] of succeeded) {
     await trx
       .updateTable('deliveries')
