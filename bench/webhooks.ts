@@ -35,7 +35,9 @@
  *
  * Env: BENCH_EVENTS (20000), BENCH_WEBHOOKS (10), BENCH_RATE (200), BENCH_SECONDS (20),
  * BENCH_WARMUP_SECONDS (2: the latency run's first seconds, at the same rate, are not counted),
- * BENCH_ENGINES ("sqlite,postgres"), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432),
+ * BENCH_ENGINES ("sqlite,postgres"), BENCH_SCENARIOS ("one,many,latency,neighbour": the drain to one webhook,
+ * to ten, the latency run alone and beside a hanging neighbour; a comma list runs those only),
+ * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432),
  * BENCH_CPU_PROF (a directory: the draining and latency servers run with --cpu-prof and write
  * their profiles and phases.json there, one folder each, for bench/support/profile-summary.ts).
  * Ctrl-C stops every process and removes temp dirs and databases.
@@ -59,6 +61,15 @@ import { fixed, formatTable, thousands } from './support/table.js';
 import { benchEngines, wholeNumber } from './support/settings.js';
 
 type Engine = 'sqlite' | 'postgres';
+const SCENARIOS = ['one', 'many', 'latency', 'neighbour'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+/** BENCH_SCENARIOS: which runs to make, all by default; an unknown one stops the bench. */
+function benchScenarios(): Scenario[] {
+  const names = (process.env.BENCH_SCENARIOS || SCENARIOS.join(',')).split(',').map((part) => part.trim()).filter(Boolean);
+  for (const name of names) if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${name}"`);
+  return SCENARIOS.filter((scenario) => names.includes(scenario));
+}
 /** The worker's caps per workspace and per webhook (src/worker/delivery-worker.ts); 1024 in all is never reached here. */
 const PER_WORKSPACE = 32;
 const PER_WEBHOOK = 16;
@@ -77,6 +88,7 @@ function readSettings() {
     seconds: wholeNumber('BENCH_SECONDS', 20, 1),
     warmupSeconds: wholeNumber('BENCH_WARMUP_SECONDS', 2, 0),
     engines: engines as Engine[],
+    scenarios: benchScenarios(),
     pgUrl: benchPostgresUrl(),
     cpuProfileDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null,
   };
@@ -597,7 +609,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const header = [
     '# Webhook delivery benchmark',
-    `settings: BENCH_EVENTS=${settings.events} BENCH_WEBHOOKS=${settings.webhooks} BENCH_RATE=${settings.rate} BENCH_SECONDS=${settings.seconds} BENCH_WARMUP_SECONDS=${settings.warmupSeconds} BENCH_ENGINES=${settings.engines.join(',')}; worker caps ${PER_WORKSPACE} calls per workspace, ${PER_WEBHOOK} per webhook (baseline the same)`,
+    `settings: BENCH_EVENTS=${settings.events} BENCH_WEBHOOKS=${settings.webhooks} BENCH_RATE=${settings.rate} BENCH_SECONDS=${settings.seconds} BENCH_WARMUP_SECONDS=${settings.warmupSeconds} BENCH_ENGINES=${settings.engines.join(',')} BENCH_SCENARIOS=${settings.scenarios.join(',')}; worker caps ${PER_WORKSPACE} calls per workspace, ${PER_WEBHOOK} per webhook (baseline the same)`,
     `machine: ${(await import('node:os')).cpus().length} cores, load average at start ${fixed(loadAverage(), 1)}; node ${process.version}`,
   ];
   for (const line of header) log(line);
@@ -606,7 +618,7 @@ async function main(): Promise<void> {
   const latencies: Latency[] = [];
   const failures: string[] = [];
   for (const engine of settings.engines) {
-    for (const scenario of ['one', 'many', 'latency', 'neighbour'] as const) {
+    for (const scenario of settings.scenarios) {
       if (isInterrupted()) return;
       try {
         if (scenario === 'latency') latencies.push(await latency(engine, settings, receiver));

@@ -117,9 +117,16 @@ export interface Dialect {
    * sort what a cheaper-looking index gives, or null where the planner needs no such nudge.
    * PostgreSQL's statistics, taken when nothing was waiting, make "every waiting event, then sort"
    * look cheaper than the import's own ordered index (webhooks/fair-fan-out.ts). The worker's
-   * round sets it once, first: one statement rather than one around each read.
+   * round sets it once, with its BEGIN where the engine can (beginPreferringIndexOrder), rather
+   * than around each read.
    */
   preferIndexOrder: RawBuilder<unknown> | null;
+  /**
+   * The text that begins a transaction with preferIndexOrder in force, in one round trip
+   * (PostgreSQL: `begin; set local enable_sort = off`, one simple query since it binds no value);
+   * null where preferIndexOrder is null (db/index-order-transaction.ts).
+   */
+  beginPreferringIndexOrder: string | null;
   /**
    * Calls `onNotify` whenever another process signals `channel` (notifyEvents and
    * notifyEventsSequenced). Where nobody else can write (SQLite: the database is one process's

@@ -21,6 +21,8 @@ export function postgresDialect(url: string, wakesOtherWorkers = true): Dialect 
 
 /** The channel of notifyEvents: workers listen on it for new events. */
 const EVENTS_WRITTEN: NotificationChannel = 'plainbase_events';
+/** Dialect.preferIndexOrder, alone or after the BEGIN it can share a round trip with. */
+const PREFER_INDEX_ORDER = 'set local enable_sort = off';
 
 const postgresOperations: Omit<Dialect, 'listen'> = {
   engine: 'postgres',
@@ -64,7 +66,8 @@ const postgresOperations: Omit<Dialect, 'listen'> = {
   refreshStatistics: (table) => sql`analyze ${sql.table(table)}`,
   indexedBy: () => sql``,
   // Transaction-scoped (SET LOCAL): nothing is left on the connection, behind a pooler too.
-  preferIndexOrder: sql`set local enable_sort = off`,
+  preferIndexOrder: sql.raw(PREFER_INDEX_ORDER),
+  beginPreferringIndexOrder: `begin; ${PREFER_INDEX_ORDER}`,
   supportsSkipLocked: true,
   supportsRowLocks: true,
   groupsCommits: false,

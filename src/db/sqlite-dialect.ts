@@ -44,6 +44,7 @@ export const sqliteDialect: Dialect = {
   refreshStatistics: null,
   indexedBy: (index) => sql`indexed by ${sql.id(index)}`,
   preferIndexOrder: null,
+  beginPreferringIndexOrder: null,
   // Nobody else writes this database: there is nothing to hear.
   listen: () => () => undefined,
   supportsSkipLocked: false,

@@ -195,7 +195,7 @@ export class DeliveryWorker {
     const claim = claiming ? () => this.claim() : null;
     if (claim) this.dueLeft = false;
     const run = (logging: readonly FinishedAttempt[]) =>
-      runRound(this.deps, { fanOut, finished: logging, claim }).catch((error: unknown) => {
+      runRound(this.deps, { fanOut, finished: logging, claim, reuseWorkspaces: true }).catch((error: unknown) => {
         // Nothing happened: the next round tries again.
         if (fanOut > 0) this.eventsWaiting = true;
         if (claim) this.dueLeft = true;

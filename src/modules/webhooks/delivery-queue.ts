@@ -1,8 +1,10 @@
-import { sql, type SqlBool, type Transaction } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { ExpiringRows } from '../../db/expiring-rows.js';
-import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
+import { transactionPreferringIndexOrder } from '../../db/index-order-transaction.js';
+import { insertRows } from '../../db/insert-rows.js';
+import type { DeliveriesTable, DeliveryAttemptsTable, Executor } from '../../db/schema.js';
 import { madeBefore, newId } from '../../ids.js';
 import { recordAudit } from '../audit/audit.js';
 import { erasedAmong } from '../events/erased-records.js';
@@ -48,7 +50,7 @@ export async function fanOutEvents(deps: Deps, batchSize: number): Promise<FanOu
  * once it is enabled again, so nothing that happens meanwhile is lost.
  * On PostgreSQL, workers in several processes each take different events (SKIP LOCKED).
  */
-async function fanOut(trx: Transaction<Database>, dialect: Dialect, key: object, at: Date, batchSize: number): Promise<FanOut> {
+async function fanOut(trx: Executor, dialect: Dialect, key: object, at: Date, batchSize: number): Promise<FanOut> {
   const now = at.toISOString();
   // Each workspace with waiting events gets its share of the batch (fair-fan-out.ts).
   const { events, more } = await takeWaitingEvents(trx, dialect, key, batchSize);
@@ -78,9 +80,7 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, key: object,
       deliveries.push(newDelivery(event.workspace_id, webhook.id, event.id, event.type, now));
     }
   }
-  for (let start = 0; start < deliveries.length; start += 500) {
-    await trx.insertInto('deliveries').values(deliveries.slice(start, start + 500)).execute();
-  }
+  await insertRows(trx, 'deliveries', DELIVERY_COLUMNS, deliveries);
   await markFannedOut(trx, dialect, events.map((event) => event.id), now);
   return { events: events.length, deliveries: deliveries.length, more };
 }
@@ -89,7 +89,7 @@ async function fanOut(trx: Transaction<Database>, dialect: Dialect, key: object,
  * Marks events fanned out and gives them their places in the sequence, after every event
  * sequenced before (see migration 0010), in id order within the batch.
  */
-async function markFannedOut(trx: Transaction<Database>, dialect: Dialect, ids: string[], now: string): Promise<void> {
+async function markFannedOut(trx: Executor, dialect: Dialect, ids: string[], now: string): Promise<void> {
   if (dialect.sequencingLock) await dialect.sequencingLock.execute(trx);
   const { last } = await trx
     .selectFrom('events')
@@ -141,6 +141,11 @@ export interface Round {
    * that it counts the calls that finished meanwhile.
    */
   claim: (() => Claim) | null;
+  /**
+   * Whether the claim may take the workspaces a recent claim found again instead of looking
+   * (fair-claim.ts claimWorkspaces): the worker's busy rounds, never one that fans out.
+   */
+  reuseWorkspaces?: boolean;
 }
 
 export interface RoundDone {
@@ -162,14 +167,13 @@ export async function runRound(deps: Deps, round: Round): Promise<RoundDone> {
   const { finished } = round;
   if (round.fanOut <= 0 && finished.length === 0 && !round.claim) return { fannedOut: NOTHING_FANNED_OUT, due: [], claimedAll: false };
   const now = deps.clock.now();
-  const done = await deps.db.transaction().execute(async (trx): Promise<RoundDone> => {
-    // The fan-out's and the claim's ordered reads come from their indexes (fair-fan-out.ts).
-    if ((round.fanOut > 0 || round.claim) && deps.dialect.preferIndexOrder) await deps.dialect.preferIndexOrder.execute(trx);
+  // The fan-out's and the claim's ordered reads come from their indexes (fair-fan-out.ts).
+  const done = await transactionPreferringIndexOrder(deps.db, deps.dialect, async (trx): Promise<RoundDone> => {
     const fannedOut = round.fanOut > 0 ? await fanOut(trx, deps.dialect, deps.db, now, round.fanOut) : NOTHING_FANNED_OUT;
     if (finished.length > 0) await writeAttempts(trx, finished);
     const claim = round.claim?.();
     if (!claim || claim.limit <= 0) return { fannedOut, due: [], claimedAll: false };
-    const { due, all } = await claimDue(trx, deps.dialect, deps.db, now, claim);
+    const { due, all } = await claimDue(trx, deps.dialect, deps.db, now, claim, round.fanOut === 0 && round.reuseWorkspaces === true);
     return { fannedOut, due, claimedAll: all };
   });
   if (done.fannedOut.events > 0) {
@@ -227,13 +231,13 @@ export async function claimDueDeliveries(deps: Deps, claim: Claim): Promise<DueD
  * delivery. `all` tells whether everything due was claimed: no workspace filled its share, none
  * was left for the next claim, none left for room.
  */
-async function claimDue(trx: Transaction<Database>, dialect: Dialect, key: object, now: Date, claim: Claim): Promise<{ due: DueDelivery[]; all: boolean }> {
+async function claimDue(trx: Executor, dialect: Dialect, key: object, now: Date, claim: Claim, reuseWorkspaces: boolean): Promise<{ due: DueDelivery[]; all: boolean }> {
   const { limit, leaseMs, perWebhook, perWorkspace, inFlight, inFlightByWorkspace } = claim;
   const nowIso = now.toISOString();
   const fullWebhooks = [...inFlight].filter(([, count]) => count >= perWebhook).map(([id]) => id);
   const fullWorkspaces = new Set([...inFlightByWorkspace].filter(([, count]) => count >= perWorkspace).map(([id]) => id));
   // Per workspace (fair-claim.ts): a backlog in one fills only its own read.
-  const { workspaces, more } = await claimWorkspaces(trx, dialect, key, fullWorkspaces);
+  const { workspaces, more } = await claimWorkspaces(trx, dialect, key, fullWorkspaces, reuseWorkspaces);
   const dueOf = (workspaceId: string, share: number) => dueDeliveries(trx, dialect, workspaceId, nowIso, share, fullWebhooks);
   type DueRow = Awaited<ReturnType<ReturnType<typeof dueOf>['execute']>>[number];
   const rows: DueRow[] = [];
@@ -336,8 +340,17 @@ export function withoutResponse(attempt: FinishedAttempt): FinishedAttempt {
   return { ...attempt, result: { ...attempt.result, responseHeaders: {}, responseBody: RESPONSE_NOT_LOGGED } };
 }
 
-/** Rows per INSERT: 10 values each, far below the bound-parameter limits of both engines. */
-const ATTEMPT_ROWS_PER_INSERT = 200;
+/**
+ * The columns of the worker's bulk inserts, written by insertRows: every round inserts its
+ * attempts and a round that fans out up to thousands of deliveries, and Kysely's builder would
+ * make and compile a query node for each value.
+ */
+const DELIVERY_COLUMNS = [
+  'id', 'workspace_id', 'webhook_id', 'event_id', 'event_type', 'state', 'attempt_count', 'next_attempt_at', 'locked_until', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof DeliveriesTable)[];
+const ATTEMPT_COLUMNS = [
+  'id', 'delivery_id', 'workspace_id', 'webhook_id', 'at', 'status', 'duration_ms', 'response_headers', 'response_body', 'error',
+] as const satisfies readonly (keyof DeliveryAttemptsTable)[];
 
 /**
  * Logs attempts and moves their deliveries on: each succeeded, retried on the schedule, or dead.
@@ -347,7 +360,7 @@ const ATTEMPT_ROWS_PER_INSERT = 200;
  * writes `webhook.auto_disabled` to the audit log, in the same transaction. If the transaction
  * fails, nothing is logged and the deliveries' claims run out, so they are attempted again.
  */
-async function writeAttempts(trx: Transaction<Database>, finished: readonly FinishedAttempt[]): Promise<void> {
+async function writeAttempts(trx: Executor, finished: readonly FinishedAttempt[]): Promise<void> {
   // A record deleted for good while its delivery was on its way: the receiver's answer may echo it.
   const erased = await erasedAmong(trx, finished.filter(({ delivery }) => delivery.eventType.startsWith('record.')).map(({ delivery }) => delivery.eventId));
   const attempts: DeliveryAttemptsTable[] = [];
@@ -387,9 +400,7 @@ async function writeAttempts(trx: Transaction<Database>, finished: readonly Fini
     outcomes.set(delivery.webhookId, list);
   }
 
-  for (let start = 0; start < attempts.length; start += ATTEMPT_ROWS_PER_INSERT) {
-    await trx.insertInto('delivery_attempts').values(attempts.slice(start, start + ATTEMPT_ROWS_PER_INSERT)).execute();
-  }
+  await insertRows(trx, 'delivery_attempts', ATTEMPT_COLUMNS, attempts);
   for (const [attemptCount, { ids, at }] of succeeded) {
     await trx
       .updateTable('deliveries')

@@ -1,6 +1,6 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
-import type { Database } from '../../db/schema.js';
+import type { Executor } from '../../db/schema.js';
 import { WorkspaceRotation, workspacesIn } from './workspace-rotation.js';
 
 /**
@@ -24,10 +24,15 @@ const rotation = new WorkspaceRotation(workspacesPending, MAX_WORKSPACES_PER_CLA
 
 /**
  * The workspaces to read due deliveries of in this claim, leaving out `full` ones (no room for
- * another call), from where the last claim stopped and round the circle.
+ * another call), from where the last claim stopped and round the circle. With `reuse`, the last
+ * claim's list serves again if it is recent (WorkspaceRotation): the worker asks for a new scan in
+ * every round that fans events out, so a workspace whose events became deliveries is seen at once.
+ * Deliveries made pending without an event (a retry, a redelivery, a webhook switched back on)
+ * wake this process's worker as events do, and so are seen at once too; made by another process,
+ * within REUSE_MS.
  */
-export async function claimWorkspaces(trx: Transaction<Database>, dialect: Dialect, key: object, full: ReadonlySet<string>): Promise<{ workspaces: string[]; more: boolean }> {
-  const { workspaces, more } = await rotation.next(trx, dialect, key);
+export async function claimWorkspaces(trx: Executor, dialect: Dialect, key: object, full: ReadonlySet<string>, reuse: boolean): Promise<{ workspaces: string[]; more: boolean }> {
+  const { workspaces, more } = await rotation.next(trx, dialect, key, reuse);
   return { workspaces: workspaces.filter((id) => !full.has(id)), more };
 }
 
@@ -37,7 +42,7 @@ export async function claimWorkspaces(trx: Transaction<Database>, dialect: Diale
  * (on PostgreSQL, another worker's locked ones are skipped). Read in time order from
  * deliveries_pending: test/pending-events-plan.test.ts checks the plan.
  */
-export function dueDeliveries(trx: Transaction<Database>, dialect: Dialect, workspaceId: string, nowIso: string, share: number, fullWebhooks: readonly string[]) {
+export function dueDeliveries(trx: Executor, dialect: Dialect, workspaceId: string, nowIso: string, share: number, fullWebhooks: readonly string[]) {
   let due = trx
     .selectFrom('deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')

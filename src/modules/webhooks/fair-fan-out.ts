@@ -1,6 +1,6 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
-import type { Database } from '../../db/schema.js';
+import type { Executor } from '../../db/schema.js';
 import { WorkspaceRotation, workspacesIn } from './workspace-rotation.js';
 
 /**
@@ -39,7 +39,7 @@ export function workspacesWaiting(dialect: Dialect, after: string, max: number) 
 const rotation = new WorkspaceRotation(workspacesWaiting, MAX_WORKSPACES_PER_ROUND);
 
 /** The lanes with events waiting now, ordinary ones first from where the last round stopped; `more` when workspaces were left for the next round. */
-export async function waitingLanes(trx: Transaction<Database>, dialect: Dialect, key: object): Promise<{ lanes: Lane[]; more: boolean }> {
+export async function waitingLanes(trx: Executor, dialect: Dialect, key: object): Promise<{ lanes: Lane[]; more: boolean }> {
   const { workspaces, more } = await rotation.next(trx, dialect, key);
   const lanes: Lane[] = workspaces.map((workspaceId) => ({ workspaceId, importId: null }));
   // Committed imports (an import's row is visible only from its commit), the oldest of each
@@ -62,7 +62,7 @@ export const shareOf = (budget: number, lanes: number): number => Math.max(MIN_S
  * PostgreSQL, another worker's locked ones are skipped). Read in id order from events_waiting or
  * events_imported: test/pending-events-plan.test.ts checks the plans.
  */
-export function laneEvents(trx: Transaction<Database>, dialect: Dialect, lane: Lane, share: number) {
+export function laneEvents(trx: Executor, dialect: Dialect, lane: Lane, share: number) {
   let query = trx
     .selectFrom('events')
     .select(['id', 'workspace_id', 'collection_id', 'type', 'created_at'])
@@ -78,7 +78,7 @@ export function laneEvents(trx: Transaction<Database>, dialect: Dialect, lane: L
  * Closes an import's lane once none of its events waits (locked ones by another worker still
  * count as waiting: that worker has not committed).
  */
-export async function closeImportIfDone(trx: Transaction<Database>, importId: string): Promise<boolean> {
+export async function closeImportIfDone(trx: Executor, importId: string): Promise<boolean> {
   const left = await trx.selectFrom('events').select('id').where('fanned_out_at', 'is', null).where('import_id', 'is not', null).where('import_id', '=', importId).limit(1).executeTakeFirst();
   if (left) return false;
   await trx.deleteFrom('event_imports').where('id', '=', importId).execute();
@@ -86,11 +86,11 @@ export async function closeImportIfDone(trx: Transaction<Database>, importId: st
 }
 
 /**
- * The events of one round, fairly: every waiting lane's share (in a transaction that has run
- * Dialect.preferIndexOrder). `more` when some lane may have
+ * The events of one round, fairly: every waiting lane's share (in a transaction where
+ * Dialect.preferIndexOrder holds: db/index-order-transaction.ts). `more` when some lane may have
  * more waiting (it filled its share, or workspaces were left for the next round).
  */
-export async function takeWaitingEvents(trx: Transaction<Database>, dialect: Dialect, key: object, budget: number): Promise<{ events: WaitingEvent[]; more: boolean }> {
+export async function takeWaitingEvents(trx: Executor, dialect: Dialect, key: object, budget: number): Promise<{ events: WaitingEvent[]; more: boolean }> {
   const waiting = await waitingLanes(trx, dialect, key);
   const { lanes } = waiting;
   if (lanes.length === 0) return { events: [], more: false };
