@@ -19,6 +19,14 @@ export interface Column<T> {
   className?: string;
 }
 
+/** A column of buttons or links acting on the row: unnamed on screen, never cut short. Spread it and add `cell`. */
+export const ACTIONS_COLUMN = {
+  id: 'actions',
+  label: 'Actions',
+  header: <span className="visually-hidden">Actions</span>,
+  className: 'actions-cell',
+} as const;
+
 /** How long a click waits to see whether it is the first of a double click. */
 const DOUBLE_CLICK_MS = 250;
 

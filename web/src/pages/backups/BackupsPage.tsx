@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { api, ApiError, withCursor, type Page } from '../../api.js';
 import { useTitle } from '../../router.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { formatBytes } from '../../ui/format-bytes.js';
 import { Time } from '../../ui/Time.js';
@@ -103,11 +103,8 @@ export function BackupsPage(): React.JSX.Element {
             { id: 'size', label: 'Size', cell: (backup) => formatBytes(backup.size) },
             { id: 'createdAt', label: 'Created', cell: (backup) => <Time value={backup.createdAt} /> },
             {
-              id: 'actions',
-              label: 'Actions',
-              header: <span className="visually-hidden">Actions</span>,
-              className: 'actions-cell',
-              cell: (backup) => (
+              ...ACTIONS_COLUMN,
+                            cell: (backup) => (
                 <a href={contentPath(backup.name)} download={backup.name} aria-label={`Download ${backup.name}`}>
                   Download
                 </a>

@@ -4,7 +4,7 @@ import { Link, navigate, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { CreateCollectionForm } from './CreateCollectionForm.js';
@@ -54,11 +54,8 @@ export function CollectionsPage() {
             { id: 'schema', label: 'Schema', cell: (collection) => (collection.activeSchemaVersion === null ? 'none' : `version ${collection.activeSchemaVersion}`) },
             { id: 'createdAt', label: 'Created', cell: (collection) => <Time value={collection.createdAt} /> },
             {
-              id: 'actions',
-              label: 'Actions',
-              header: <span className="visually-hidden">Actions</span>,
-              className: 'actions-cell',
-              cell: (collection) => (
+              ...ACTIONS_COLUMN,
+                            cell: (collection) => (
                 <>
                   <Link to={pagePath(collection.name)}>Settings</Link>{' '}
                   {session.can('collections:delete') ? (

@@ -4,7 +4,7 @@ import { useRoute, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import { AttachFileForm } from './AttachFileForm.js';
@@ -112,11 +112,8 @@ export function FilesPage() {
             { id: 'attachedTo', label: 'Attached to', cell: (file) => (file.attachedTo === undefined ? '' : `${file.attachedTo} ${file.attachedTo === 1 ? 'record' : 'records'}`) },
             { id: 'createdAt', label: 'Uploaded', cell: (file) => <Time value={file.createdAt} /> },
             {
-              id: 'actions',
-              label: 'Actions',
-              header: <span className="visually-hidden">Actions</span>,
-              className: 'actions-cell',
-              cell: (file) => (
+              ...ACTIONS_COLUMN,
+                            cell: (file) => (
                 <>
                   <button type="button" onClick={() => void download(file)} disabled={downloading !== null} aria-label={`Download ${file.name}`}>
                     Download

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, fieldError, loadAll, type Page } from '../../api.js';
 import { useRoute, useTitle } from '../../router.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { Form, useForm } from '../../ui/Form.js';
@@ -63,11 +63,8 @@ export function IndexesPage() {
             { id: 'fields', label: 'Fields', cell: (index) => index.fields.map((field) => <code key={field}>{field} </code>), title: (index) => index.fields.join(', ') },
             { id: 'unique', label: 'Unique', cell: (index) => (index.unique ? 'unique' : 'no') },
             {
-              id: 'actions',
-              label: 'Actions',
-              header: <span className="visually-hidden">Actions</span>,
-              className: 'actions-cell',
-              cell: (index) => (
+              ...ACTIONS_COLUMN,
+                            cell: (index) => (
                 <button type="button" className="quiet-danger" onClick={() => setDeleting(index)} aria-label={`Delete index ${index.name}`}>
                   Delete
                 </button>

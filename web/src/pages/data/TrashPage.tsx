@@ -4,7 +4,7 @@ import { Link, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { ErrorText } from '../../ui/ErrorText.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import { usePagedQuery } from '../../query/usePagedQuery.js';
 import type { Collection } from '../../api-types.js';
@@ -89,11 +89,8 @@ export function TrashPage() {
             { id: 'description', label: 'Description', cell: (collection) => collection.settings.description, title: (collection) => collection.settings.description ?? undefined },
             { id: 'trashedAt', label: 'Moved to the trash', cell: (collection) => (collection.trashedAt ? <Time value={collection.trashedAt} /> : null) },
             {
-              id: 'actions',
-              label: 'Actions',
-              header: <span className="visually-hidden">Actions</span>,
-              className: 'actions-cell',
-              cell: (collection) =>
+              ...ACTIONS_COLUMN,
+                            cell: (collection) =>
                 canDelete ? (
                   <>
                     <button type="button" onClick={() => void restore(collection)} disabled={working} aria-label={`Restore ${collection.name}`}>

@@ -1,4 +1,4 @@
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { Time } from '../../ui/Time.js';
 import type { ApiKey } from '../../api-types.js';
 
@@ -96,11 +96,8 @@ export function KeyTable(props: {
           ),
         },
         {
-          id: 'actions',
-          label: 'Actions',
-          header: <span className="visually-hidden">Actions</span>,
-          className: 'actions-cell',
-          cell: (key) => (
+          ...ACTIONS_COLUMN,
+                    cell: (key) => (
             <>
               {key.state === 'active' ? (
                 <>

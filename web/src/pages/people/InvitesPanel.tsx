@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, fieldError, loadAll } from '../../api.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
 import { CopyButton } from '../../ui/CopyButton.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Field } from '../../ui/Field.js';
 import { useForm } from '../../ui/Form.js';
@@ -86,11 +86,8 @@ export function InvitesPanel(props: { onAccepted: () => void }): React.JSX.Eleme
               { id: 'createdAt', label: 'Invited', cell: (invite) => <Time value={invite.createdAt} /> },
               { id: 'expiresAt', label: 'Expires', cell: (invite) => <Time value={invite.expiresAt} /> },
               {
-                id: 'actions',
-                label: 'Actions',
-                header: <span className="visually-hidden">Actions</span>,
-                className: 'actions-cell',
-                cell: (invite) => (
+                ...ACTIONS_COLUMN,
+                                cell: (invite) => (
                   <button type="button" className="quiet-danger" onClick={() => setRevoking(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
                     Revoke
                   </button>

@@ -3,7 +3,7 @@ import { api, loadAll } from '../../api.js';
 import { useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { useForm } from '../../ui/Form.js';
 import { Time } from '../../ui/Time.js';
@@ -107,11 +107,8 @@ export function MembersPage(): React.JSX.Element {
               ...(manage
                 ? [
                     {
-                      id: 'actions',
-                      label: 'Actions',
-                      header: <span className="visually-hidden">Actions</span>,
-                      className: 'actions-cell',
-                      cell: (member: Member) =>
+                      ...ACTIONS_COLUMN,
+                                            cell: (member: Member) =>
                         member.role !== 'owner' ? (
                           <button type="button" className="quiet-danger" onClick={() => setRemoving(member)} aria-label={`Remove ${member.name}`}>
                             Remove

@@ -5,7 +5,7 @@ import { api, loadAll } from '../../api.js';
 import { Link, useTitle } from '../../router.js';
 import { useSession } from '../../session.js';
 import { ConfirmDialog } from '../../ui/ConfirmDialog.js';
-import { DataTable } from '../../ui/DataTable.js';
+import { ACTIONS_COLUMN, DataTable } from '../../ui/DataTable.js';
 import { ErrorText } from '../../ui/ErrorText.js';
 import { Time } from '../../ui/Time.js';
 import { useApiQuery } from '../../query/useApiQuery.js';
@@ -105,11 +105,8 @@ export function ServiceAccountsPage(): React.JSX.Element {
             { id: 'activeKeys', label: 'Active keys', cell: (account) => activeKeysOf(account) },
             { id: 'createdAt', label: 'Created', cell: (account) => <Time value={account.createdAt} /> },
             {
-              id: 'actions',
-              label: 'Actions',
-              header: <span className="visually-hidden">Actions</span>,
-              className: 'actions-cell',
-              cell: (account) => (
+              ...ACTIONS_COLUMN,
+                            cell: (account) => (
                 <>
                   <button
                     type="button"
