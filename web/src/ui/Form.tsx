@@ -1,4 +1,5 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import { type FormEvent, type ReactNode } from 'react';
 import { ErrorText } from './ErrorText.js';
 import { FormActions } from './FormActions.js';
 
@@ -21,40 +22,28 @@ export interface FormState {
 }
 
 /**
- * The state of one form: sending, its error and its notice. Pages that lay out their own buttons use
- * it alone; a table whose rows change things gives no action and `run`s each row's.
+ * The state of one form: sending, its error and its notice, kept by a TanStack Query mutation
+ * (sending starts afresh: no error, no notice). Pages that lay out their own buttons use it alone;
+ * a table whose rows change things gives no action and `run`s each row's.
  */
 export function useForm(action: FormAction = async () => undefined): FormState {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [notice, setNotice] = useState('');
+  const mutation = useMutation({ mutationFn: async (what: FormAction) => (await what()) || '' });
   async function run(what: FormAction) {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    setNotice('');
-    try {
-      setNotice((await what()) || '');
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    if (mutation.isPending) return;
+    // What it throws is kept as mutation.error and shown by the form: nothing more to do with it here.
+    await mutation.mutateAsync(what).catch(() => undefined);
   }
   async function send(event?: FormEvent) {
     event?.preventDefault();
     await run(action);
   }
   return {
-    busy,
-    error,
-    notice,
+    busy: mutation.isPending,
+    error: mutation.error,
+    notice: mutation.data ?? '',
     send,
     run,
-    clear: () => {
-      setError(null);
-      setNotice('');
-    },
+    clear: mutation.reset,
   };
 }
 
