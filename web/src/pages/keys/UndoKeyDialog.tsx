@@ -67,8 +67,8 @@ function joinWords(words: string[]): string {
 /**
  * Undoes what one key changed since a moment: the person picks the moment, the service first counts
  * what would change (a dry run, nothing written) and which records it would leave alone, and only
- * "Undo these changes" does it. A modal <dialog> like ConfirmDialog: Escape and Cancel close it
- * (not while it works). Owners and admins only (the API decides; the keys page offers it to them).
+ * "Undo these changes" does it. A modal <dialog> like ConfirmDialog: Escape and Cancel close it,
+ * except while it undoes (a count writes nothing, so leaving during one loses nothing). Owners and admins only (the API decides; the keys page offers it to them).
  */
 export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: string) => string; onClose: () => void }): React.JSX.Element {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -122,7 +122,7 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
       aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
-        if (!busy) props.onClose();
+        if (!undo.busy) props.onClose();
       }}
     >
       <h2 id={titleId}>Undo the changes of “{key.name}”</h2>
@@ -154,7 +154,7 @@ export function UndoKeyDialog(props: { apiKey: ApiKey; collectionName: (id: stri
           </Field>
           {!checked ? (
             <div className="actions">
-              <button type="button" onClick={props.onClose} disabled={busy}>
+              <button type="button" onClick={props.onClose} disabled={undo.busy}>
                 Cancel
               </button>
               <button type="submit" className="primary" disabled={busy} aria-busy={check.busy}>
