@@ -7,6 +7,7 @@ import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { expectError, signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
+import { attemptAlongSchedule } from './support/retry-schedule.js';
 
 /**
  * The delivery log as a user works with it: nothing dropped while a webhook is off, the exact
@@ -37,14 +38,6 @@ describeEachEngine('the delivery log', (engine) => {
   const receivedData = () => receiver.received.map((call) => JSON.parse(call.body.toString()).data.record.data);
   const deliveries = async (webhookId: string, query = '') => (await owner.get(`/v1/webhooks/${webhookId}/deliveries${query}`)).body.data;
 
-  /** Fails every attempt of one delivery until it is dead: 8 attempts along the schedule. */
-  async function dieOnce(): Promise<void> {
-    await worker.drain();
-    for (const gap of RETRY_GAPS_SECONDS) {
-      t.clock.advance(gap * 1000);
-      await worker.drain();
-    }
-  }
 
   it('holds what happens while auto-disabled, shows it as held, and sends it when enabled again', async () => {
     const { body: webhook } = await owner.post('/v1/webhooks', { url, events: ['record.created'] });
@@ -52,7 +45,7 @@ describeEachEngine('the delivery log', (engine) => {
     await t.deps.db.updateTable('webhooks').set({ dead_streak: 24 }).where('id', '=', webhook.id).execute();
     receiver.status = 503;
     await owner.post('/v1/collections/leads/records', { data: { n: 'dies' } });
-    await dieOnce();
+    await attemptAlongSchedule(worker, t.clock);
     expect((await owner.get(`/v1/webhooks/${webhook.id}`)).body).toMatchObject({ enabled: false, disabledReason: 'auto' });
 
     receiver.status = 200;

@@ -6,6 +6,7 @@ import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
+import { attemptAlongSchedule } from './support/retry-schedule.js';
 
 describeEachEngine('webhook delivery', (engine) => {
   let t: TestApp;
@@ -86,11 +87,7 @@ describeEachEngine('webhook delivery', (engine) => {
     const { body: webhook } = await owner.post('/v1/webhooks', { url, events: ['record.created'] });
     receiver.status = 500;
     for (let i = 0; i < 25; i++) await owner.post('/v1/collections/leads/records', { data: { i } });
-    await worker.drain();
-    for (const gap of RETRY_GAPS_SECONDS) {
-      t.clock.advance(gap * 1000);
-      await worker.drain();
-    }
+    await attemptAlongSchedule(worker, t.clock);
     const after = await owner.get(`/v1/webhooks/${webhook.id}`);
     expect(after.body).toMatchObject({ enabled: false, disabledReason: 'auto' });
     const audit = await owner.get('/v1/audit-log?action=webhook.auto_disabled');

@@ -7,6 +7,7 @@ import { DeliveryWorker } from '../src/worker/delivery-worker.js';
 import { addMember, expectError, inNewWorkspace, signedInOwner, type Client } from './support/client.js';
 import { describeEachEngine, startTestApp, type TestApp } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
+import { attemptAlongSchedule } from './support/retry-schedule.js';
 
 /**
  * A webhook's health and "retry all failed since", as a user meets them (docs/webhooks.md,
@@ -36,14 +37,6 @@ describeEachEngine('webhook health and retry-failed', (engine) => {
     await t.close();
   });
 
-  /** Every attempt of what is pending now, along the whole schedule: 8 attempts, then dead. */
-  async function runWholeSchedule(): Promise<void> {
-    await worker.drain();
-    for (const gap of RETRY_GAPS_SECONDS) {
-      t.clock.advance(gap * 1000);
-      await worker.drain();
-    }
-  }
 
   it('names the state by what happens, counts the streak and the hours, and retries what died, once', async () => {
     const { body: webhook } = await owner.post('/v1/webhooks', { url, events: ['record.created'] });
@@ -88,7 +81,7 @@ describeEachEngine('webhook health and retry-failed', (engine) => {
     expect((await neighbour.get(`/v1/webhooks/${theirs.id}/health`)).body).toMatchObject({ state: 'new', failureStreak: 0 });
     // The neighbour has a dead delivery too, older than the owner's: it must stay as it is.
     await neighbour.post('/v1/collections/leads/records', { data: { theirs: true } });
-    await runWholeSchedule();
+    await attemptAlongSchedule(worker, t.clock);
     const theirDead = (await neighbour.get(`/v1/webhooks/${theirs.id}/deliveries`)).body.data;
     expect(theirDead).toMatchObject([{ state: 'dead' }]);
 
@@ -192,11 +185,7 @@ describeEachEngine('retry-failed and the URL guard', (engine) => {
       const since = t.clock.now().toISOString();
       await owner.post('/v1/collections/leads/records', { data: {} });
       const worker = new DeliveryWorker(t.deps);
-      await worker.drain();
-      for (const gap of RETRY_GAPS_SECONDS) {
-        t.clock.advance(gap * 1000);
-        await worker.drain();
-      }
+      await attemptAlongSchedule(worker, t.clock);
       expect((await owner.get(`/v1/webhooks/${created.body.id}/health`)).body).toMatchObject({ state: 'failing', lastStatus: null, lastError: 'destination not allowed' });
 
       expect((await owner.post(`/v1/webhooks/${created.body.id}/retry-failed`, { since })).body).toEqual({ matched: 1, retried: 1, dryRun: false });
